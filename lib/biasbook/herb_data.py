@@ -1,0 +1,80 @@
+"""HERB's word lists and reported numbers, read from ``data/herb/`` as tidy frames.
+
+The folder is ``biasbook.paths.project_data_dir() / "herb"`` (``<project>/data/herb``, or
+``$BIASBOOK_PROJECT_DATA/herb``).
+
+>>> words = descriptors()
+>>> len(words), words["word"].nunique()  # `weak` and `strong` are listed twice
+(112, 110)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from biasbook.paths import project_data_dir
+
+TOPICS: tuple[str, ...] = ("occupation", "intelligence", "appearance", "strength", "morality")
+CONTINENT_COLUMNS: tuple[str, ...] = ("AF", "AS", "EU", "OC", "SA", "NA")
+
+
+def herb_data_dir() -> Path:
+    """The folder holding ``descriptors.yml``, ``substitutions.yml`` and ``paper_results.yml``."""
+    return project_data_dir() / "herb"
+
+
+def _load(name: str) -> dict[str, Any]:
+    path = herb_data_dir() / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; set BIASBOOK_PROJECT_DATA to the data folder")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def descriptors() -> pd.DataFrame:
+    """Appendix A: one row per descriptor entry (112), columns ``topic`` and ``word``, in the
+    paper's order, which is the column order of the score arrays.
+
+    >>> descriptors().groupby("topic", sort=False).size().tolist()
+    [20, 25, 25, 23, 19]
+    """
+    spec = _load("descriptors.yml")
+    rows = [(topic, word) for topic in TOPICS for word in spec[topic]]
+    return pd.DataFrame(rows, columns=["topic", "word"])
+
+
+def substitutions() -> pd.DataFrame:
+    """Appendix B: one row per descriptor entry, columns ``topic``, ``original`` and
+    ``substitute``, aligned row for row with :func:`descriptors`.
+
+    >>> substitutions().set_index("original").loc["bald", "substitute"]
+    'eagle'
+    """
+    spec = _load("substitutions.yml")
+    rows = [(topic, old, new) for topic in TOPICS for old, new in spec[topic]]
+    return pd.DataFrame(rows, columns=["topic", "original", "substitute"])
+
+
+def paper_results() -> pd.DataFrame:
+    """Tables 1, 2, 3 and 6, one row per printed number: ``table``, ``model``, ``metric``
+    (``C_w``, ``C_z`` or ``plain``), ``condition`` (``full``, ``without <topic>``,
+    ``replace <topic>``), ``region`` (a continent code or ``overall``), ``printed`` (the
+    number as printed) and ``multiplier`` (printed = statistic x multiplier).
+
+    >>> table = paper_results()
+    >>> row = table.query("table == 'table1' and model == 'BERT-base' and metric == 'C_w'")
+    >>> float(row.set_index("region").loc["overall", "printed"])
+    2.3223
+    """
+    rows = [
+        {**{k: record[k] for k in ("model", "metric", "condition")}, "table": name,
+         "region": region, "printed": record[region], "multiplier": table["multiplier"]}
+        for name, table in _load("paper_results.yml")["tables"].items()
+        for record in table["rows"]
+        for region in (*CONTINENT_COLUMNS, "overall")
+    ]
+    columns = ["table", "model", "metric", "condition", "region", "printed", "multiplier"]
+    return pd.DataFrame(rows)[columns]
