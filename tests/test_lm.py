@@ -1,0 +1,163 @@
+"""LSTM LM and bias regulariser against closed forms and independent numpy computations."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from biasbook.lm import (
+    BiasRegularizer,
+    LMConfig,
+    LSTMLanguageModel,
+    Vocab,
+    batchify,
+    choose_k,
+    gender_subspace,
+    generate,
+    perplexity,
+    train_lm,
+)
+
+TINY = LMConfig(
+    layers=2,
+    hidden=16,
+    emb=8,
+    dropout=0.0,
+    bptt=6,
+    batch=4,
+    lr=0.05,
+    optimizer="adam",
+    epochs=6,
+    seed=3,
+)
+TEXT = ("he is a doctor <eos> she is a nurse <eos> the cat sat on the mat <eos> " * 12).split()
+
+
+def matrix_with_singular_values(values, shape, seed=0):
+    """U diag(values) V^T with random orthonormal U, V."""
+    rng = np.random.default_rng(seed)
+    u, _ = np.linalg.qr(rng.normal(size=(shape[0], len(values))))
+    v, _ = np.linalg.qr(rng.normal(size=(shape[1], len(values))))
+    return u @ np.diag(values) @ v.T
+
+
+def test_tiny_model_loss_decreases():
+    vocab = Vocab.build(TEXT)
+    model = LSTMLanguageModel(len(vocab), TINY)
+    history = train_lm(model, vocab.encode(TEXT), TINY, progress=False)
+    losses = [h["train_loss"] for h in history]
+    assert losses[-1] < 0.6 * losses[0]
+    assert all(h["bias_loss"] == 0 for h in history)
+
+
+def test_training_with_regulariser_is_finite_and_reproducible():
+    vocab = Vocab.build(TEXT)
+    reg = BiasRegularizer.from_vocab(vocab, [("he", "she"), ("doctor", "nurse")], lam=0.5)
+    runs = []
+    for _ in range(2):
+        model = LSTMLanguageModel(len(vocab), TINY)
+        runs.append(train_lm(model, vocab.encode(TEXT), TINY, regularizer=reg, progress=False))
+    assert runs[0] == runs[1]
+    assert all(math.isfinite(h["train_loss"] + h["bias_loss"]) for h in runs[0])
+    assert runs[0][-1]["bias_loss"] < runs[0][0]["bias_loss"]
+
+
+def test_regulariser_closed_form():
+    # pairs (0,1), (2,3): C = [[3,0,0],[0,1,0]] -> shares 9/10, 1/10 -> k = 1, B = +-e1
+    w = torch.tensor([[3.0, 0, 0], [-3, 0, 0], [0, 1, 0], [0, -1, 0], [2, 5, 7], [-1, 4, 0]])
+    reg = BiasRegularizer(torch.tensor([[0, 1], [2, 3]]), torch.tensor([4, 5]), lam=0.1)
+    assert reg(w).item() == pytest.approx(0.1 * (2**2 + 1**2))
+    # 95% needs both directions: B spans e1, e2
+    reg95 = BiasRegularizer(reg.pair_ids, reg.neutral_ids, lam=0.1, var_ratio=0.95)
+    assert reg95(w).item() == pytest.approx(0.1 * (4 + 25 + 1 + 16))
+
+
+def test_regulariser_matches_numpy():
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(12, 6))
+    pairs, neutral, lam = np.array([[0, 1], [2, 3], [4, 5], [6, 7]]), np.arange(8, 12), 0.3
+    c = (w[pairs[:, 0]] - w[pairs[:, 1]]) / 2
+    _, s, vt = np.linalg.svd(c, full_matrices=False)
+    k = int(np.searchsorted(np.cumsum(s**2) / np.sum(s**2), 0.5)) + 1
+    expected = lam * np.sum((w[neutral] @ vt[:k].T) ** 2)
+    reg = BiasRegularizer(torch.tensor(pairs), torch.tensor(neutral), lam=lam)
+    assert reg(torch.tensor(w)).item() == pytest.approx(expected)
+    # swapping a pair's order flips a row of C: same subspace, same loss
+    swapped = BiasRegularizer(torch.tensor(pairs[:, ::-1].copy()), torch.tensor(neutral), lam=lam)
+    assert swapped(torch.tensor(w)).item() == pytest.approx(expected)
+
+
+def test_as_coded_regulariser_normalises_rows_and_uses_k1():
+    rng = np.random.default_rng(2)
+    w = rng.normal(size=(10, 5))
+    pairs, neutral = np.array([[0, 1], [2, 3], [4, 5]]), np.arange(6, 10)
+    wn = w / np.linalg.norm(w, axis=1, keepdims=True)
+    _, _, vt = np.linalg.svd((wn[pairs[:, 0]] - wn[pairs[:, 1]]) / 2, full_matrices=False)
+    expected = np.sum((wn[neutral] @ vt[:1].T) ** 2)
+    reg = BiasRegularizer(
+        torch.tensor(pairs), torch.tensor(neutral), 1.0, var_ratio=0.99, mode="as-coded"
+    )
+    assert reg(torch.tensor(w)).item() == pytest.approx(expected)
+
+
+def test_choose_k_on_known_singular_values():
+    values = [4.0, 3.0, 2.0, 1.0]  # variance shares 16/30, 9/30, 4/30, 1/30
+    m = torch.tensor(matrix_with_singular_values(values, (6, 9)))
+    s = torch.linalg.svdvals(m)
+    assert s.tolist() == pytest.approx(values + [0.0, 0.0], abs=1e-9)
+    assert [choose_k(s, r) for r in (0.5, 0.54, 0.8, 0.9, 1.0)] == [1, 2, 2, 3, 4]
+    assert [choose_k(s, r, mode="as-coded") for r in (0.5, 0.9, 1.0)] == [1, 1, 1]
+    b = gender_subspace(m, torch.tensor([[0, 1], [2, 3], [4, 5]]), 0.5)
+    assert b.shape == (9, 1)
+    with pytest.raises(ValueError, match="var_ratio"):
+        choose_k(s, 0.0)
+
+
+def test_regulariser_bad_input():
+    vocab = Vocab.build(TEXT)
+    with pytest.raises(ValueError, match="no defining pair"):
+        BiasRegularizer.from_vocab(vocab, [("king", "queen")], lam=1.0)
+    with pytest.raises(ValueError, match="mode"):
+        BiasRegularizer(torch.tensor([[0, 1]]), torch.tensor([2]), 1.0, mode="paper-ish")
+    reg = BiasRegularizer.from_vocab(vocab, [("he", "she"), ("king", "queen")], lam=1.0)
+    assert reg.pair_ids.tolist() == [[vocab.stoi["he"], vocab.stoi["she"]]]
+    assert len(reg.neutral_ids) == len(vocab) - 2
+
+
+def test_perplexity_of_uniform_model_is_vocab_size():
+    vocab = Vocab.build(TEXT)
+    model = LSTMLanguageModel(len(vocab), TINY)
+    with torch.no_grad():
+        model.encoder.weight.zero_()  # tied: decoder weights are zero too, logits = bias = 0
+    assert perplexity(model, vocab.encode(TEXT), batch=2, bptt=5) == pytest.approx(len(vocab))
+
+
+def test_generation_is_reproducible():
+    vocab = Vocab.build(TEXT)
+    model = LSTMLanguageModel(len(vocab), TINY)
+    a = generate(model, vocab, n_seeds=3, length=7, seed=5)
+    assert a == generate(model, vocab, n_seeds=3, length=7, seed=5)
+    assert a != generate(model, vocab, n_seeds=3, length=7, seed=6)
+    assert len(a) == 3 and all(len(t) == 7 and set(t) <= set(vocab.itos) for t in a)
+    with pytest.raises(ValueError, match="temperature"):
+        generate(model, vocab, n_seeds=1, length=1, temperature=0)
+
+
+def test_low_temperature_generation_is_greedy():
+    vocab = Vocab.build(TEXT)
+    model = LSTMLanguageModel(len(vocab), TINY)
+    with torch.no_grad():
+        model.decoder.bias.fill_(-50.0)
+        model.decoder.bias[vocab.stoi["cat"]] = 50.0
+    texts = generate(model, vocab, n_seeds=2, length=4, temperature=0.01, seed=0)
+    assert texts == [["cat"] * 4] * 2
+
+
+def test_vocab_and_batchify():
+    vocab = Vocab.build(["b", "a", "b", "c", "<unk>"], max_size=3)
+    assert vocab.itos == ["<unk>", "<eos>", "b"]
+    assert vocab.encode(["a", "b"]).tolist() == [0, 2]
+    assert batchify(torch.arange(10), 3).tolist() == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    with pytest.raises(ValueError, match="too few"):
+        batchify(torch.arange(3), 2)
