@@ -6,7 +6,7 @@ Modules, one responsibility each:
 - :mod:`biasbook.models`     load offline GGUF models or any Hugging Face model, with a fingerprint
 - :mod:`biasbook.scoring`    sentence log-likelihoods and slot probabilities (the hot path)
 - :mod:`biasbook.metrics`    bias metrics as pure functions on arrays
-- :mod:`biasbook.profiles`   per-chapter parameters for the ``smoke``, ``book`` and ``paper`` profiles
+- :mod:`biasbook.profiles`   per-chapter parameters for the ``smoke``, ``book``, ``paper`` profiles
 - :mod:`biasbook.results`    record a notebook's numbers with provenance, read them back
 - :mod:`biasbook.cli`        ``biasbook run / list / compare``
 """

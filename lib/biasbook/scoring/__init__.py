@@ -1,0 +1,29 @@
+"""The scoring engine: sentence log-likelihoods and slot probabilities, batched and cached.
+
+- :func:`score_sentences` -- per-token log-probabilities and their mean / sum by a named method:
+  ``aul``, ``aula``, ``pll`` (masked LMs), ``clm`` (causal LMs), ``infill`` (encoder-decoder);
+  definitions in :mod:`biasbook.scoring.sentences`.
+- :func:`slot_probabilities` -- probability of each candidate in a template's ``{}`` slot
+  (whole-word masking for masked LMs, candidate-normalised sentence probability for causal LMs);
+  definitions in :mod:`biasbook.scoring.slots`.
+
+Speed without changing a score: batches are bucketed by length under a token budget and padded on
+the right with attention masks, so padding never reaches a scored token; logits are normalised only
+where a token is scored (logsumexp and gather, in chunks); causal sentences sharing a token prefix
+run it once and reuse its key/value cache. Scores persist by (model fingerprint, method, query) in
+``cache_dir()/scores`` (:class:`ScoreCache`), batch by batch.
+
+>>> from biasbook.models import from_model
+>>> from biasbook.testing import tiny_model, tiny_tokenizer
+>>> tok = tiny_tokenizer()
+>>> bert = from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
+>>> s = score_sentences(bert, ["people in paris are kind ."], cache=False)
+>>> s.method, int(s.n_tokens[0]), bool(s.mean[0] < 0)
+('aul', 6, True)
+"""
+
+from biasbook.scoring.cache import ScoreCache
+from biasbook.scoring.sentences import METHODS, SentenceScores, score_sentences
+from biasbook.scoring.slots import slot_probabilities
+
+__all__ = ["METHODS", "ScoreCache", "SentenceScores", "score_sentences", "slot_probabilities"]

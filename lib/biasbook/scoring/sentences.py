@@ -1,0 +1,173 @@
+"""Sentence scores: per-token log-probabilities and their mean and sum, by a named method.
+
+========== ================= ===========================================================
+method     model kind        log-probability of each token (special tokens are never scored)
+========== ================= ===========================================================
+``aul``    masked (default)  log P(w_t | S), one pass on the unmasked sentence
+                             (Kaneko & Bollegala 2022; HERB Eq. 1 is its mean)
+``aula``   masked            the same, weighted: a_t log P(w_t | S), where a_t is the attention
+                             token t receives averaged over all layers, heads and the sentence's
+                             real query positions ([CLS]/[SEP] included, padding excluded); the
+                             mean divides by the number of scored tokens, as the authors' code
+``pll``    masked            log P(w_t | S with w_t masked), one pass per token (Salazar et al.
+                             2020); ``sum`` is their PLL
+``clm``    causal (default)  log P(w_t | BOS, w_<t): the first token is conditioned on
+                             ``lm.prefix_ids`` where the model has a BOS token, else unscored
+``infill`` encoder-decoder   log P(w_t | w_<t, encoder("<mask>")): the decoder's teacher-forced
+           (default)         likelihood of S when the encoder sees one lone mask
+========== ================= ===========================================================
+
+**Encoder-decoder models.** BART has no masked-LM likelihood: its decoder generates the whole
+text conditioned on a corrupted input. The HERB code loads BART through ``AutoModelForMaskedLM``
+and calls it on S, so the decoder is teacher-forced on S while the encoder sees S itself: every
+token is scored by ``log P(w_t | w_<t, S)``, a *copy* task (values near 0 for any text the model
+can copy, fluent or not). That is ``method="aul", mode="as-coded"``. The default ``infill``
+instead asks BART's own pre-training question, text infilling, with all of S as the masked span:
+``log P(S | <mask>) = sum_t log P(w_t | w_<t, <mask>)`` is a proper distribution over sentences
+(like ``clm``), costs one pass, and does not let the encoder reveal the answer.
+
+``mode="as-coded"`` changes only that case: for the other methods the HERB code differs from the
+paper only through padding (pad log-probs leak into its means), which is a bug, not a definition.
+A sentence with no scored token (``"[MASK]"``; one token without BOS) has mean NaN and sum 0.
+
+>>> from biasbook.models import from_model
+>>> from biasbook.testing import tiny_model, tiny_tokenizer
+>>> tok = tiny_tokenizer()
+>>> gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+>>> scores = score_sentences(gpt, ["the cat is good .", "a dog"], cache=False)
+>>> scores.method, scores.n_tokens.tolist()
+('clm', [5, 2])
+>>> bool(abs(scores.sum[1] - scores.token_logprobs[1].sum()) < 1e-9)
+True
+>>> scores.to_frame().columns.tolist()
+['sentence', 'mean', 'sum', 'n_tokens']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from biasbook.models import LanguageModel
+from biasbook.scoring.cache import ScoreCache, cached_run
+from biasbook.scoring.causal import clm_logprobs
+from biasbook.scoring.masked import aul_logprobs, pll_logprobs
+from biasbook.scoring.seq2seq import seq2seq_logprobs
+
+#: Bump when a definition changes, so that old cached scores are not reused.
+ENGINE_VERSION = 1
+METHODS = {"aul": ("masked", "encoder-decoder"), "aula": ("masked",), "pll": ("masked",),
+           "clm": ("causal",), "infill": ("encoder-decoder",)}
+DEFAULT_METHOD = {"masked": "aul", "causal": "clm", "encoder-decoder": "infill"}
+MODES = ("paper", "as-coded")
+
+
+@dataclass(frozen=True)
+class SentenceScores:
+    """Scores of ``sentences`` in input order; ``token_weights`` only for ``aula``."""
+
+    sentences: list[str]
+    method: str
+    token_logprobs: list[np.ndarray]
+    token_weights: list[np.ndarray] | None = None
+
+    @property
+    def n_tokens(self) -> np.ndarray:
+        return np.array([len(lp) for lp in self.token_logprobs], dtype=np.int64)
+
+    @property
+    def sum(self) -> np.ndarray:
+        return np.array([float(np.sum(t, dtype=np.float64)) for t in self._terms()])
+
+    @property
+    def mean(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.sum / self.n_tokens
+
+    def _terms(self) -> list[np.ndarray]:
+        if self.token_weights is None:
+            return self.token_logprobs
+        return [lp.astype(np.float64) * w
+                for lp, w in zip(self.token_logprobs, self.token_weights, strict=True)]
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def to_frame(self):
+        """A ``pandas.DataFrame`` with one row per sentence."""
+        import pandas as pd
+
+        return pd.DataFrame({"sentence": self.sentences, "mean": self.mean, "sum": self.sum,
+                             "n_tokens": self.n_tokens})
+
+
+def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | None = None, *,
+                    mode: str = "paper", batch_tokens: int | None = None,
+                    cache: bool | ScoreCache = True, progress: bool | None = None
+                    ) -> SentenceScores:
+    """Score ``sentences`` under ``lm`` with ``method`` (default: by model kind; see the table).
+
+    Repeated sentences are scored once. ``batch_tokens`` bounds the padded tokens of a forward
+    pass. ``cache`` (True: the model's file under ``cache_dir()/scores``) makes reruns compute
+    only new sentences and resume after an interruption. ``progress`` None shows a bar on long runs.
+    """
+    sentences = list(sentences)
+    if not sentences:
+        raise ValueError("score_sentences needs at least one sentence")
+    for i, text in enumerate(sentences):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"sentence {i} is {text!r}: every sentence must be a non-empty string")
+    method, mode = resolve_method(lm, method, mode)
+    key = method_key(lm, method, mode)
+
+    def engine(todo: list[str], budget: int) -> Iterator[tuple[list[int], list[np.ndarray]]]:
+        seqs = [lm.encode(text) for text in todo]
+        for text, seq in zip(todo, seqs, strict=True):
+            if not seq:
+                raise ValueError(f"{text!r} has no tokens under {lm.name}'s tokenizer")
+        if method == "clm":
+            return clm_logprobs(lm, seqs, budget)
+        if method in ("aul", "aula") and lm.kind == "masked":
+            return aul_logprobs(lm, seqs, budget, attention=method == "aula")
+        if method == "pll":
+            return pll_logprobs(lm, seqs, budget)
+        encoder = seqs if method == "aul" else [lm.encode(lm.tokenizer.mask_token)] * len(seqs)
+        return seq2seq_logprobs(lm, encoder, seqs, budget)
+
+    values = cached_run(lm, key, dict.fromkeys(sentences), engine, batch_tokens=batch_tokens,
+                        cache=cache, progress=progress, desc=f"{lm.name} {method}")
+    arrays = [values[text] for text in sentences]
+    if method == "aula":
+        return SentenceScores(sentences, method, [a.reshape(2, -1)[0] for a in arrays],
+                              [a.reshape(2, -1)[1] for a in arrays])
+    return SentenceScores(sentences, method, arrays)
+
+
+def resolve_method(lm: LanguageModel, method: str | None, mode: str) -> tuple[str, str]:
+    """Check ``method`` against the model kind; normalise ``mode`` to where it matters."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if lm.kind not in DEFAULT_METHOD:
+        raise ValueError(f"{lm.name} is a {lm.kind!r} model without a language-model head: "
+                         "it cannot score sentences")
+    method = method or DEFAULT_METHOD[lm.kind]
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {sorted(METHODS)}")
+    if lm.kind not in METHODS[method]:
+        fits = sorted(m for m, kinds in METHODS.items() if lm.kind in kinds)
+        raise ValueError(f"method {method!r} does not fit {lm.name}, a {lm.kind} model; "
+                         f"use one of {fits}")
+    if method == "aul" and lm.kind == "encoder-decoder":
+        if mode != "as-coded":
+            raise ValueError("AUL is undefined for an encoder-decoder model: use method='infill' "
+                             "or, for the HERB code's reconstruction score, mode='as-coded'")
+        return method, mode
+    return method, "paper"
+
+
+def method_key(lm: LanguageModel, method: str, mode: str) -> str:
+    """Everything besides the weights and the query that a cached score depends on."""
+    return json.dumps([method, mode, ENGINE_VERSION, list(lm.prefix_ids)])

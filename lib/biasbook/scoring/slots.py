@@ -1,0 +1,170 @@
+"""Slot probabilities: how likely each candidate fills the ``{}`` of a template (the CB score).
+
+**Masked LMs** (Ahn & Oh 2021, whole-word masking): the slot becomes as many mask tokens as the
+candidate has sub-tokens in context, and ``p(c) = prod_j P(mask_j = c_j | masked template)`` with
+the j-th sub-token read at the j-th mask (``mode="paper"``). Candidates whose masked inputs are
+identical (same sub-token count) share one forward pass. ``mode="as-coded"`` reproduces the
+ethnic_bias code, which multiplies every sub-token's probability at every mask position:
+``prod_j prod_m P(mask_m = c_j)``. Neither is normalised over the candidates, as in the paper;
+other mask tokens written in the template (the prior's masked attribute) stay masked.
+
+**Causal LMs** score each filled sentence ``S_c`` with ``clm`` and normalise over the candidates:
+``p(c) = P(S_c) / sum_c' P(S_c')``. Since ``P(S_c) = P(prefix) P(c, suffix | prefix)`` and
+``P(prefix)`` is common to all candidates, this is exactly the model's conditional probability of
+the candidate given the rest of the sentence, restricted to the candidate set:
+``P(c | prefix, suffix, c in C)``. The restriction is a per-template constant
+``log sum_c' P(S_c')``, which cancels in the CB score (a variance over candidates of
+``log p_tgt(c) - log p_prior(c)``).
+
+**Encoder-decoder LMs** ask BART's own question: ``p(c) = P(S_c | template with <mask> in the
+slot) / sum_c' P(S_c' | ...)``, the teacher-forced decoder likelihood, normalised likewise.
+
+>>> from biasbook.models import from_model
+>>> from biasbook.testing import tiny_model, tiny_tokenizer
+>>> tok = tiny_tokenizer()
+>>> gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+>>> p = slot_probabilities(gpt, "people in {} are kind .", ["paris", "london", "tokyo"],
+...                        cache=False)
+>>> p.shape, bool(abs(p.sum() - 1) < 1e-9)
+((3,), True)
+>>> bert = from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
+>>> slot_probabilities(bert, ["{} is kind .", "{} is [MASK] ."], ["he", "unbelievable"],
+...                    cache=False).shape
+(2, 2)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from biasbook.models import LanguageModel
+from biasbook.scoring.cache import ScoreCache, cached_run
+from biasbook.scoring.masked import masked_slot_logprobs
+from biasbook.scoring.sentences import ENGINE_VERSION, MODES, score_sentences
+from biasbook.scoring.seq2seq import seq2seq_logprobs
+
+PLACEHOLDER = "{}"
+
+
+def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
+                       candidates: Sequence[str], *, mode: str = "paper", log: bool = False,
+                       batch_tokens: int | None = None, cache: bool | ScoreCache = True,
+                       progress: bool | None = None) -> np.ndarray:
+    """Probability of each candidate in the ``{}`` slot of ``template`` (see the module notes).
+
+    ``template`` may be a list of templates, computed together: the result is then
+    ``[n_templates, n_candidates]`` instead of ``[n_candidates]``. ``log`` returns natural-log
+    probabilities, which stay finite where products of sub-token probabilities underflow.
+    """
+    templates = [template] if isinstance(template, str) else list(template)
+    candidates = list(candidates)
+    _check(lm, templates, candidates, mode)
+    options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress)
+    if lm.kind == "masked":
+        logp = _masked(lm, templates, candidates, mode, **options)
+    else:
+        if lm.kind == "causal":
+            filled = [_fill(t, c) for t in templates for c in candidates]
+            scores = score_sentences(lm, filled, "clm", **options).sum
+        else:
+            scores = _seq2seq(lm, templates, candidates, **options)
+        scores = scores.reshape(len(templates), len(candidates))
+        top = scores.max(axis=1, keepdims=True)
+        logp = scores - top - np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
+    if isinstance(template, str):
+        logp = logp[0]
+    return logp if log else np.exp(logp)
+
+
+def _check(lm: LanguageModel, templates: list[str], candidates: list[str], mode: str) -> None:
+    if not templates:
+        raise ValueError("slot_probabilities needs at least one template")
+    for t in templates:
+        if not isinstance(t, str) or t.count(PLACEHOLDER) != 1:
+            raise ValueError(f"template {t!r} must contain exactly one {PLACEHOLDER!r} slot")
+    if not candidates:
+        raise ValueError("slot_probabilities needs at least one candidate")
+    if any(not isinstance(c, str) or not c.strip() for c in candidates):
+        raise ValueError("every candidate must be a non-empty string")
+    if len(set(candidates)) != len(candidates):
+        raise ValueError("candidates must be distinct (a repeat would count twice when "
+                         "normalising)")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "as-coded" and lm.kind != "masked":
+        raise ValueError("mode='as-coded' reproduces the ethnic_bias code for masked LMs only")
+    if lm.kind not in ("masked", "causal", "encoder-decoder"):
+        raise ValueError(f"{lm.name} is a {lm.kind!r} model without a language-model head")
+
+
+def _fill(template: str, candidate: str) -> str:
+    before, after = template.split(PLACEHOLDER)
+    return before + candidate + after
+
+
+def _masked(lm: LanguageModel, templates: list[str], candidates: list[str], mode: str,
+            **options) -> np.ndarray:
+    pairs = {json.dumps([t, c]): (t, c) for t in templates for c in candidates}
+
+    def engine(todo: list[str], budget: int):
+        queries = [_masked_query(lm, *pairs[q]) for q in todo]
+        inputs = list(dict.fromkeys((ids, slots) for ids, slots, _ in queries))
+        users: dict[int, list[int]] = defaultdict(list)
+        position = {inp: k for k, inp in enumerate(inputs)}
+        for j, (ids, slots, _) in enumerate(queries):
+            users[position[(ids, slots)]].append(j)
+        for batch, rows in masked_slot_logprobs(lm, inputs, budget):
+            done, values = [], []
+            for k, logprobs in zip(batch, rows, strict=True):
+                for j in users[k]:
+                    tokens = list(queries[j][2])
+                    picked = (logprobs[range(len(tokens)), tokens] if mode == "paper"
+                              else logprobs[:, tokens])
+                    done.append(j)
+                    values.append(np.array([picked.double().sum().item()]))
+            yield done, values
+
+    values = cached_run(lm, json.dumps(["slot", mode, ENGINE_VERSION]), dict.fromkeys(pairs),
+                        engine, desc=f"{lm.name} slots", **options)
+    return np.array([values[q][0] for q in pairs]).reshape(len(templates), len(candidates))
+
+
+def _masked_query(lm: LanguageModel, template: str, candidate: str
+                  ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(ids with the candidate's sub-tokens masked, their positions, the sub-tokens).
+
+    The sub-tokens are those of the filled sentence whose characters overlap the candidate, so
+    they are the candidate's tokenisation in context (a BPE word with its leading space).
+    """
+    if not getattr(lm.tokenizer, "is_fast", False):
+        raise ValueError(f"{lm.name}: slot probabilities need a fast tokenizer (character offsets)")
+    before = template.split(PLACEHOLDER)[0]
+    encoded = lm.tokenizer(_fill(template, candidate), return_offsets_mapping=True,
+                           return_special_tokens_mask=True)
+    start, end = len(before), len(before) + len(candidate)
+    spans = zip(encoded["offset_mapping"], encoded["special_tokens_mask"], strict=True)
+    slots = tuple(t for t, ((a, b), special) in enumerate(spans)
+                  if not special and a < end and b > start)
+    ids = list(encoded["input_ids"])
+    tokens = tuple(ids[t] for t in slots)
+    for t in slots:
+        ids[t] = lm.tokenizer.mask_token_id
+    return tuple(ids), slots, tokens
+
+
+def _seq2seq(lm: LanguageModel, templates: list[str], candidates: list[str], **options
+             ) -> np.ndarray:
+    pairs = {json.dumps([t, c]): (t, c) for t in templates for c in candidates}
+
+    def engine(todo: list[str], budget: int):
+        encoders = [lm.encode(_fill(pairs[q][0], lm.tokenizer.mask_token)) for q in todo]
+        decoders = [lm.encode(_fill(*pairs[q])) for q in todo]
+        return seq2seq_logprobs(lm, encoders, decoders, budget)
+
+    values = cached_run(lm, json.dumps(["slot-seq2seq", ENGINE_VERSION]), dict.fromkeys(pairs),
+                        engine, desc=f"{lm.name} slots", **options)
+    return np.array([values[q].sum(dtype=np.float64) for q in pairs])

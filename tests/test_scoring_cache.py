@@ -1,0 +1,134 @@
+"""The persistent score cache: hits, resuming an interrupted run, damaged files and rows."""
+
+import sqlite3
+
+import numpy as np
+import pytest
+import torch
+
+from biasbook import models, testing
+from biasbook.scoring import ScoreCache, score_sentences, sentences
+
+TEXTS = ["people in paris are kind .", "people in london are kind .", "the cat is good",
+         "a dog", "people in tokyo are very lazy .", "the man was unbelievable ."]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def lm():
+    tok = testing.tiny_tokenizer()
+    return models.from_model(testing.tiny_model("llama", len(tok)), tok, name="tiny-llama")
+
+
+@pytest.fixture
+def computed(monkeypatch):
+    """Record the sequences each engine run is asked to score; optionally stop after N batches."""
+    calls, stop_after = [], {"batches": None}
+    engine = sentences.clm_logprobs
+
+    def recording(lm, seqs, budget, **kwargs):
+        calls.append(len(seqs))
+        for n, batch in enumerate(engine(lm, seqs, budget, **kwargs)):
+            if stop_after["batches"] is not None and n == stop_after["batches"]:
+                raise KeyboardInterrupt
+            yield batch
+
+    monkeypatch.setattr(sentences, "clm_logprobs", recording)
+    return calls, stop_after
+
+
+def cache_file(lm):
+    return ScoreCache.for_model(lm.fingerprint).path
+
+
+def test_a_rerun_computes_only_new_sentences(lm, computed):
+    calls, _ = computed
+    first = score_sentences(lm, TEXTS[:4])
+    again = score_sentences(lm, TEXTS)
+    assert calls == [4, 2]
+    np.testing.assert_array_equal(again.mean[:4], first.mean)
+    score_sentences(lm, TEXTS[::-1])
+    assert calls == [4, 2]  # all hits
+    fresh = score_sentences(lm, TEXTS, cache=False)
+    np.testing.assert_array_equal(again.mean, fresh.mean)  # cold and warm are identical
+
+
+def test_an_interrupted_run_resumes_without_recomputing_finished_batches(lm, computed):
+    calls, stop_after = computed
+    stop_after["batches"] = 2
+    with pytest.raises(KeyboardInterrupt):
+        score_sentences(lm, TEXTS, batch_tokens=8)  # one or two sentences per batch
+    stored = ScoreCache.for_model(lm.fingerprint).get(sentences.method_key(lm, "clm", "paper"),
+                                                      TEXTS)
+    assert 2 <= len(stored) < len(TEXTS)  # the two finished batches, nothing half-written
+    stop_after["batches"] = None
+    resumed = score_sentences(lm, TEXTS, batch_tokens=8)
+    assert calls == [len(TEXTS), len(TEXTS) - len(stored)]
+    fresh = score_sentences(lm, TEXTS, cache=False)
+    np.testing.assert_allclose(resumed.mean, fresh.mean, atol=1e-6)
+
+
+def test_methods_and_modes_are_cached_apart(tmp_path):
+    tok = testing.tiny_tokenizer()
+    bert = models.from_model(testing.tiny_model("bert", len(tok)), tok, name="tiny-bert")
+    aul, pll = (score_sentences(bert, TEXTS, m) for m in ("aul", "pll"))
+    assert not np.allclose(aul.mean, pll.mean)
+    np.testing.assert_array_equal(score_sentences(bert, TEXTS, "pll").mean, pll.mean)
+    np.testing.assert_allclose(score_sentences(bert, TEXTS, "pll", cache=False).mean, pll.mean,
+                               atol=1e-6)
+
+
+def test_a_damaged_cache_file_is_moved_aside_with_a_warning(lm, computed):
+    calls, _ = computed
+    want = score_sentences(lm, TEXTS).mean
+    path = cache_file(lm)
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    path.write_bytes(b"this is not an sqlite file" * 100)
+    with pytest.warns(UserWarning, match="damaged"):
+        got = score_sentences(lm, TEXTS)
+    np.testing.assert_allclose(got.mean, want, atol=1e-6)
+    assert calls == [len(TEXTS), len(TEXTS)]
+    assert list(path.parent.glob(f"{path.name}.damaged-*"))
+    score_sentences(lm, TEXTS)  # the fresh file works
+    assert calls == [len(TEXTS), len(TEXTS)]
+
+
+def test_a_damaged_row_is_detected_and_recomputed(lm, computed):
+    calls, _ = computed
+    want = score_sentences(lm, TEXTS).mean
+    with sqlite3.connect(cache_file(lm)) as db:
+        value, = db.execute("SELECT value FROM scores WHERE query = ?", (TEXTS[2],)).fetchone()
+        flipped = bytes([value[0] ^ 0xFF]) + value[1:]
+        db.execute("UPDATE scores SET value = ? WHERE query = ?", (flipped, TEXTS[2]))
+    with pytest.warns(UserWarning, match="damaged row"):
+        got = score_sentences(lm, TEXTS)
+    np.testing.assert_allclose(got.mean, want, atol=1e-6)
+    assert calls == [len(TEXTS), 1]
+
+
+def test_an_unwritable_cache_is_skipped_with_a_warning(lm, tmp_path):
+    store = ScoreCache(tmp_path / "no-such-dir" / "blocked" / "x.sqlite")
+    (tmp_path / "no-such-dir").write_text("a file where a folder should be")
+    with pytest.warns(UserWarning):
+        got = score_sentences(lm, TEXTS, cache=store)
+    np.testing.assert_allclose(got.mean, score_sentences(lm, TEXTS, cache=False).mean, atol=1e-6)
+
+
+def test_progress_bar_can_be_shown_or_disabled(lm, capsys):
+    score_sentences(lm, TEXTS, cache=False, progress=True)
+    assert "tiny-llama clm" in capsys.readouterr().err
+    score_sentences(lm, TEXTS, cache=False, progress=False)
+    assert capsys.readouterr().err == ""
