@@ -77,3 +77,12 @@ def test_encoder_model_from_its_package():
     assert lm.kind == "encoder"
     out = lm.model(**lm.tokenizer(["a sentence"], return_tensors="pt"))
     assert out.last_hidden_state.shape[-1] == 384
+
+
+def test_fingerprint_follows_weight_updates(tok):
+    lm = models.from_model(testing.tiny_model("gpt2", len(tok)), tok, name="g")
+    before = lm.fingerprint
+    with torch.no_grad():
+        next(iter(lm.model.parameters())).view(-1)[0] += 1.0
+    assert lm.refresh_fingerprint() != before == models.fingerprint(
+        testing.tiny_model("gpt2", len(tok)))

@@ -66,6 +66,12 @@ class LanguageModel:
     def n_parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
 
+    def refresh_fingerprint(self) -> str:
+        """Recompute the fingerprint after the weights changed (e.g. fine-tuning), so that no
+        cache hands back scores of the old weights."""
+        self.fingerprint = fingerprint(self.model)
+        return self.fingerprint
+
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as they are scored.
 
