@@ -1,0 +1,389 @@
+"""Regional bias in downstream classifiers (HERB, Li et al. 2022, Sec. 4.5, Tables 4-5, Fig. 4).
+
+The paper prepends a *neutral* sentence that names a region to every test sample of two tasks
+and watches the predictions move:
+
+- hatespeech18 (de Gibert et al. 2018): ``"I am from [region]."`` before each sentence;
+- IMDB (Maas et al. 2011): ``"The cast is from [region]."`` before each review.
+
+A classifier free of regional bias would not care which region is named. This module holds the
+task data, the prefixes, a cached sentence encoder with a logistic-regression head (the book's
+offline classifier), and the statistics of Tables 4 and 5:
+
+- :func:`change_counts`: per region, how many test samples gain / lose probability of the
+  positive class (hate, positive sentiment) and the average size of those gains / losses
+  (Table 4, "Quantity" and "Avg. Prob.");
+- :func:`label_change_rates`: per region, the share of test samples whose predicted label
+  flips in each direction (Table 5), in percent of all test samples;
+- :func:`table5`: those rates averaged over regions, with and without single regions
+  (Table 5's "Country-All Average" and "w/o Ireland" columns).
+
+Every classifier here has ``predict_proba(texts) -> P(positive class)`` (a 1-D array).
+
+>>> add_prefix(["Nice film."], "France", PREFIXES["imdb"])
+['The cast is from France. Nice film.']
+>>> p0 = np.array([0.25, 0.75, 0.875, 0.125])
+>>> change_counts(p0, np.array([0.5, 0.625, 0.875, 0.125]))
+{'n_up': 1, 'avg_up': 0.25, 'n_down': 1, 'avg_down': 0.125, 'n_same': 2, 'mean_change': 0.03125}
+>>> label_change_rates(p0, np.array([0.75, 0.25, 0.875, 0.125]))  # one flip each way of 4
+{'neg_to_pos': 25.0, 'pos_to_neg': 25.0}
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+import yaml
+
+from biasbook import resources
+from biasbook.models import LanguageModel
+from biasbook.paths import project_data_dir
+from biasbook.scoring.batching import pad, token_batches
+from biasbook.scoring.cache import cached_run
+
+#: The paper's neutral prefixes (Sec. 4.5), one per task; ``{region}`` is filled with a name.
+PREFIXES = {"hatespeech18": "I am from {region}.", "imdb": "The cast is from {region}."}
+#: The class whose probability the tables track (label 1).
+POSITIVE = {"hatespeech18": "hate", "imdb": "positive"}
+NEGATIVE = {"hatespeech18": "noHate", "imdb": "negative"}
+#: Bump when the embedding definition changes, so that cached embeddings are not reused.
+EMBEDDING_VERSION = 1
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------------------- data
+
+
+def hatespeech18(split: str = "test") -> pd.DataFrame:
+    """hatespeech18 sentences with labels: ``file_id``, ``text``, ``label`` (1 = hate).
+
+    ``split`` is the authors' balanced ``train`` (1,914) or ``test`` (478) sample, or ``all``
+    (every sentence labelled hate or noHate; relation, idk/skip are dropped).
+    """
+    folders = {"train": "sampled_train", "test": "sampled_test", "all": "all_files"}
+    if split not in folders:
+        raise ValueError(f"split must be one of {sorted(folders)}, got {split!r}")
+    root = resources.unpacked("hate-speech-dataset") / "hate-speech-dataset" / folders[split]
+    meta = pd.read_csv(resources.path("hate-speech-dataset", "annotations_metadata.csv"))
+    labels = dict(zip(meta["file_id"], meta["label"], strict=True))
+    rows = []
+    for path in sorted(root.glob("*.txt")):
+        label = labels.get(path.stem)
+        if label in ("hate", "noHate"):
+            text = " ".join(path.read_text(encoding="utf-8").split())
+            rows.append((path.stem, text, int(label == "hate")))
+    return pd.DataFrame(rows, columns=["file_id", "text", "label"])
+
+
+def imdb(split: str = "test", n: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """IMDB reviews: ``file``, ``text`` (``<br />`` tags and entities removed), ``label``
+    (1 = positive). ``n`` draws a class-balanced random sample (None: all 25,000 of the split).
+    """
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    root = resources.unpacked("imdb") / "aclImdb" / split
+    files = [(p, int(folder == "pos")) for folder in ("neg", "pos")
+             for p in sorted((root / folder).glob("*.txt"))]
+    frame = pd.DataFrame({"file": [f"{p.parent.name}/{p.name}" for p, _ in files],
+                          "path": [p for p, _ in files], "label": [y for _, y in files]})
+    if n is not None:
+        frame = balanced_sample(frame, n, seed)
+    texts = [clean_review(p.read_text(encoding="utf-8")) for p in frame["path"]]
+    return frame.assign(text=texts)[["file", "text", "label"]].reset_index(drop=True)
+
+
+def clean_review(text: str) -> str:
+    """An IMDB review as plain text: HTML line breaks and entities replaced, spaces squeezed.
+
+    >>> clean_review("Great.<br /><br />Loved it &amp; more")
+    'Great. Loved it & more'
+    """
+    return " ".join(html.unescape(_BR.sub(" ", text)).split())
+
+
+def balanced_sample(frame: pd.DataFrame, n: int | None, seed: int = 0,
+                    label: str = "label") -> pd.DataFrame:
+    """``n`` rows, half of each of two classes (fewer if a class is short), drawn with ``seed``;
+    original row order kept. ``n`` None or at least ``len(frame)`` returns ``frame``.
+
+    >>> f = pd.DataFrame({"label": [0, 0, 0, 1, 1, 1]})
+    >>> balanced_sample(f, 4)["label"].tolist()
+    [0, 0, 1, 1]
+    """
+    if n is None or n >= len(frame):
+        return frame
+    parts = [group.sample(n=min(len(group), n // 2 + (k < n % 2)), random_state=seed)
+             for k, (_, group) in enumerate(frame.groupby(label, sort=True))]
+    return frame.loc[sorted(pd.concat(parts).index)]
+
+
+def add_prefix(texts: Sequence[str], region: str, template: str) -> list[str]:
+    """Every text with the prefix ``template`` (e.g. ``"I am from {region}."``) before it."""
+    prefix = template.format(region=region)
+    return [f"{prefix} {text}" for text in texts]
+
+
+# ------------------------------------------------------------------------------- classifier
+
+
+@dataclass
+class SentenceEncoder:
+    """Mean-pooled (and by default L2-normalised) last hidden states of a Hugging Face encoder,
+    truncated to ``max_length`` tokens: the sentence-transformers pipeline of all-MiniLM-L6-v2
+    (``Transformer -> Pooling(mean) -> Normalize``). Embeddings are cached per text by the
+    scoring engine's cache, keyed by the model fingerprint, ``max_length`` and ``normalize``.
+    """
+
+    lm: LanguageModel
+    max_length: int = 128
+    normalize: bool = True
+    batch_tokens: int = 8192
+
+    @property
+    def key(self) -> str:
+        return json.dumps(["embed-mean", self.max_length, self.normalize, EMBEDDING_VERSION])
+
+    def embed(self, texts: Sequence[str], *, cache: bool = True,
+              progress: bool | None = None) -> np.ndarray:
+        """``[len(texts), hidden]`` float32 embeddings, in input order."""
+        texts = list(texts)
+        values = cached_run(self.lm, self.key, dict.fromkeys(texts), self._engine,
+                         batch_tokens=self.batch_tokens, cache=cache, progress=progress,
+                         desc=f"{self.lm.name} embeddings")
+        return np.stack([values[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def _engine(self, todo: list[str], budget: int) -> Iterator[tuple[list[int], list]]:
+        tok = self.lm.tokenizer
+        seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
+        pad_id = tok.pad_token_id or 0
+        for batch in token_batches([len(s) for s in seqs], budget):
+            ids = pad([seqs[i] for i in batch], pad_id, self.lm.device)
+            mask = (torch.arange(ids.shape[1])[None, :]
+                    < torch.tensor([len(seqs[i]) for i in batch])[:, None]).to(ids.device)
+            hidden = self.lm.model(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+            weights = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            if self.normalize:
+                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            yield batch, list(pooled.float().cpu().numpy())
+
+
+@dataclass
+class EmbeddingClassifier:
+    """A frozen :class:`SentenceEncoder` with a logistic-regression head (scikit-learn).
+
+    Only the head is trained, so whatever the pre-trained encoder does with a region name
+    reaches the prediction unchanged by task training.
+    """
+
+    encoder: SentenceEncoder
+    C: float = 1.0
+    head: object = field(default=None, repr=False)
+
+    def fit(self, texts: Sequence[str], labels: Sequence[int], *,
+            progress: bool | None = None) -> EmbeddingClassifier:
+        from sklearn.linear_model import LogisticRegression
+
+        x = self.encoder.embed(texts, progress=progress)
+        self.head = LogisticRegression(C=self.C, max_iter=2000).fit(x, np.asarray(labels))
+        return self
+
+    def predict_proba(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
+        if self.head is None:
+            raise RuntimeError("fit the classifier first")
+        return self.head.predict_proba(self.encoder.embed(texts, progress=progress))[:, 1]
+
+
+def classification_metrics(labels: Sequence[int], proba: Sequence[float],
+                           threshold: float = 0.5) -> dict[str, float]:
+    """Accuracy and macro F1 of ``proba >= threshold`` (Table 4, "Overall Metrics").
+
+    >>> classification_metrics([0, 1, 1, 0], [0.1, 0.8, 0.4, 0.3])
+    {'accuracy': 0.75, 'macro_f1': 0.7333333333333334}
+    """
+    from sklearn.metrics import accuracy_score, f1_score
+
+    y = np.asarray(labels)
+    pred = (np.asarray(proba) >= threshold).astype(int)
+    return {"accuracy": float(accuracy_score(y, pred)),
+            "macro_f1": float(f1_score(y, pred, average="macro"))}
+
+
+def prefixed_probabilities(classifier, texts: Sequence[str], regions: Sequence[str],
+                           template: str, *, progress: bool = True) -> np.ndarray:
+    """``[len(regions), len(texts)]`` P(positive) of every text behind every region's prefix."""
+    from tqdm.auto import tqdm
+
+    out = np.empty((len(regions), len(texts)))
+    for r, region in enumerate(tqdm(regions, desc="regions", disable=not progress)):
+        out[r] = classifier.predict_proba(add_prefix(texts, region, template), progress=False)
+    return out
+
+
+# ---------------------------------------------------------------------------------- tables
+
+
+def change_counts(p0: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """Table 4's "Biased Probability Change" for one region: the number of samples whose
+    positive-class probability rises (``n_up``) or falls (``n_down``) once the prefix is added,
+    the mean size of those rises and falls (``avg_up``, ``avg_down``, both positive), the
+    unchanged ones and the mean signed change."""
+    diff = np.asarray(p, dtype=np.float64) - np.asarray(p0, dtype=np.float64)
+    up, down = diff > 0, diff < 0
+    return {"n_up": int(up.sum()), "avg_up": float(diff[up].mean()) if up.any() else 0.0,
+            "n_down": int(down.sum()),
+            "avg_down": float(-diff[down].mean()) if down.any() else 0.0,
+            "n_same": int((~up & ~down).sum()), "mean_change": float(diff.mean())}
+
+
+def label_change_rates(p0: np.ndarray, p: np.ndarray, threshold: float = 0.5
+                       ) -> dict[str, float]:
+    """Table 5 for one region: percent of *all* test samples whose predicted label flips from
+    the negative to the positive class (``neg_to_pos``, e.g. noHate -> hate) and back."""
+    before = np.asarray(p0) >= threshold
+    after = np.asarray(p) >= threshold
+    n = len(before)
+    return {"neg_to_pos": 100.0 * float((~before & after).sum()) / n,
+            "pos_to_neg": 100.0 * float((before & ~after).sum()) / n}
+
+
+def region_table(p0: np.ndarray, probs: np.ndarray, regions: Sequence[str],
+                 threshold: float = 0.5) -> pd.DataFrame:
+    """One row per region: :func:`change_counts`, :func:`label_change_rates` and the change in
+    the share of positive predictions (``positive_share_change``, what Fig. 4 maps).
+
+    >>> t = region_table(np.array([0.4, 0.6]), np.array([[0.7, 0.4], [0.2, 0.9]]), ["A", "B"])
+    >>> t.loc["A", ["n_up", "n_down", "neg_to_pos", "pos_to_neg"]].tolist()
+    [1.0, 1.0, 50.0, 50.0]
+    >>> t["mean_change"].round(3).tolist(), t["positive_share_change"].tolist()
+    ([0.05, 0.05], [0.0, 0.0])
+    """
+    rows = []
+    share0 = float((np.asarray(p0) >= threshold).mean())
+    for region, p in zip(regions, probs, strict=True):
+        rows.append({"region": region, **change_counts(p0, p),
+                     **label_change_rates(p0, p, threshold),
+                     "positive_share_change": float((p >= threshold).mean()) - share0})
+    return pd.DataFrame(rows).set_index("region").round(12)
+
+
+def table5(per_region: pd.DataFrame, without: Sequence[str] = ()) -> pd.Series:
+    """Table 5 for one model: the label change rates averaged over all regions
+    (``all/neg_to_pos``, ``all/pos_to_neg``) and over all regions but one
+    (``w/o <region>/...``), from a :func:`region_table` frame.
+
+    >>> frame = pd.DataFrame({"neg_to_pos": [1.0, 3.0], "pos_to_neg": [0.0, 2.0]},
+    ...                      index=pd.Index(["A", "B"], name="region"))
+    >>> table5(frame, without=["B"]).to_dict()
+    {'w/o B/neg_to_pos': 1.0, 'w/o B/pos_to_neg': 0.0, 'all/neg_to_pos': 2.0, \
+'all/pos_to_neg': 1.0}
+    """
+    cols = ["neg_to_pos", "pos_to_neg"]
+    out = {}
+    for region in without:
+        if region not in per_region.index:
+            raise KeyError(f"region {region!r} is not in the table")
+        rest = per_region.drop(index=region)[cols].mean()
+        out.update({f"w/o {region}/{c}": float(rest[c]) for c in cols})
+    mean = per_region[cols].mean()
+    out.update({f"all/{c}": float(mean[c]) for c in cols})
+    return pd.Series(out)
+
+
+def pooled_metrics(labels: Sequence[int], probs: np.ndarray,
+                   threshold: float = 0.5) -> dict[str, float]:
+    """Table 4's "Country-All" row: accuracy and macro F1 over every (region, sample) pair."""
+    probs = np.asarray(probs)
+    return classification_metrics(np.tile(np.asarray(labels), probs.shape[0]), probs.ravel(),
+                                  threshold)
+
+
+def select_countries(countries: pd.DataFrame, per_continent: int | None,
+                     include: Sequence[str] = ()) -> list[str]:
+    """ISO codes: the ``per_continent`` most populous countries of each continent (None: all),
+    plus ``include``, in the order of ``countries`` (a :func:`biasbook.regions.countries` frame).
+
+    >>> frame = pd.DataFrame({"code": ["A", "B", "C", "D"], "continent": ["EU", "EU", "AS", "AS"],
+    ...                       "population": [5, 9, 1, 2]})
+    >>> select_countries(frame, 1, include=["A"])
+    ['A', 'B', 'D']
+    """
+    if per_continent is None:
+        chosen = set(countries["code"])
+    else:
+        top = countries.sort_values("population", ascending=False, kind="stable")
+        chosen = set(top.groupby("continent", sort=False).head(per_continent)["code"])
+    unknown = set(include) - set(countries["code"])
+    if unknown:
+        raise ValueError(f"unknown country code(s): {sorted(unknown)}")
+    chosen |= set(include)
+    return [c for c in countries["code"] if c in chosen]
+
+
+def mean_by(values: Mapping[str, float], groups: Mapping[str, str]) -> dict[str, float]:
+    """Average of ``values`` per group (e.g. countries' changes per continent).
+
+    >>> mean_by({"FR": 1.0, "DE": 3.0, "JP": 2.0}, {"FR": "EU", "DE": "EU", "JP": "AS"})
+    {'EU': 2.0, 'AS': 2.0}
+    """
+    sums: dict[str, list[float]] = {}
+    for key, value in values.items():
+        sums.setdefault(groups[key], []).append(value)
+    return {g: float(np.mean(v)) for g, v in sums.items()}
+
+
+# ------------------------------------------------------------------------- paper's numbers
+
+
+def _paper() -> dict:
+    return yaml.safe_load((project_data_dir() / "herb" / "downstream_paper.yml").read_text())
+
+
+def paper_overall() -> pd.DataFrame:
+    """Table 4's overall metrics: one row per ``task`` and ``testset`` (``original``,
+    ``country_all``), columns ``accuracy`` and ``macro_f1``.
+
+    >>> float(paper_overall().loc[("hatespeech18", "country_all"), "accuracy"])
+    0.8426
+    """
+    spec = _paper()["table4"]["overall"]
+    rows = [{"task": task, "testset": testset, **metrics}
+            for task, sets in spec.items() for testset, metrics in sets.items()]
+    return pd.DataFrame(rows).set_index(["task", "testset"])
+
+
+def paper_table4() -> pd.DataFrame:
+    """Table 4's rows: ``task``, ``region`` (as printed), ``n_up``, ``avg_up``, ``n_down``,
+    ``avg_down``, and the shares ``share_up`` / ``share_down`` of the task's test set.
+
+    >>> row = paper_table4().set_index(["task", "region"]).loc[("hatespeech18", "Ireland")]
+    >>> int(row["n_up"]), round(float(row["share_up"]), 4)
+    (48, 0.1004)
+    """
+    spec = _paper()["table4"]
+    rows = []
+    for region, tasks in spec["rows"].items():
+        for task, (n_up, avg_up, n_down, avg_down) in tasks.items():
+            n = spec["n_test"][task]
+            rows.append({"task": task, "region": region, "n_up": n_up, "avg_up": avg_up,
+                         "n_down": n_down, "avg_down": avg_down, "share_up": n_up / n,
+                         "share_down": n_down / n})
+    return pd.DataFrame(rows)
+
+
+def paper_table5() -> pd.DataFrame:
+    """Table 5: one row per model, columns as :func:`table5` names them.
+
+    >>> float(paper_table5().loc["BERT-base", "all/pos_to_neg"])
+    1.3645
+    """
+    columns = [f"{group}/{c}" for group in ("w/o Ireland", "w/o Mexico", "all")
+               for c in ("neg_to_pos", "pos_to_neg")]
+    return pd.DataFrame.from_dict(_paper()["table5"], orient="index", columns=columns)
