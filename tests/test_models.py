@@ -4,11 +4,6 @@ import torch
 from biasbook import models, testing
 
 
-@pytest.fixture(scope="module")
-def tok():
-    return testing.tiny_tokenizer()
-
-
 @pytest.mark.parametrize("arch,kind", [("bert", "masked"), ("albert", "masked"),
                                        ("roberta", "masked"), ("distilbert", "masked"),
                                        ("bart", "encoder-decoder"), ("gpt2", "causal"),

@@ -14,6 +14,8 @@ from biasbook.scoring import causal, score_sentences
 from biasbook.scoring.batching import shared_prefix_groups, token_batches
 from biasbook.scoring.causal import clm_logprobs
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "private_cache")
+
 ARCHS = {"bert": "masked", "albert": "masked", "roberta": "masked", "distilbert": "masked",
          "bart": "encoder-decoder", "gpt2": "causal", "llama": "causal", "gemma3": "causal"}
 SENTENCES = [
@@ -29,25 +31,6 @@ SENTENCES = [
     "the cat is good and the dog is bad and he was quick",
     "people in paris are kind .",  # a repeat
 ]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny models gain nothing from threads, and on a loaded machine OpenMP barriers stall.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return testing.tiny_tokenizer()
 
 
 @pytest.fixture(scope="module")

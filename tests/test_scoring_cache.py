@@ -4,26 +4,14 @@ import sqlite3
 
 import numpy as np
 import pytest
-import torch
 
 from biasbook import models, testing
 from biasbook.scoring import ScoreCache, score_sentences, sentences
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "private_cache")
+
 TEXTS = ["people in paris are kind .", "people in london are kind .", "the cat is good",
          "a dog", "people in tokyo are very lazy .", "the man was unbelievable ."]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture(scope="module")

@@ -7,26 +7,9 @@ import torch
 from biasbook import models, testing
 from biasbook.scoring import slot_probabilities
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "private_cache")
+
 CANDIDATES = ["paris", "unbelievable", "smartly", "london", "kinds"]  # 1, 3, 2, 1, 2 sub-tokens
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny models gain nothing from threads, and on a loaded machine OpenMP barriers stall.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return testing.tiny_tokenizer()
 
 
 @pytest.fixture(scope="module")
