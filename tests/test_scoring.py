@@ -10,7 +10,7 @@ import torch
 
 from biasbook import models, testing
 from biasbook.models import LanguageModel
-from biasbook.scoring import causal, score_sentences
+from biasbook.scoring import batching, causal, score_sentences
 from biasbook.scoring.batching import shared_prefix_groups, token_batches
 from biasbook.scoring.causal import clm_logprobs
 
@@ -308,3 +308,39 @@ def test_shared_prefixes_are_true_prefixes_of_every_member():
     for prefix, members in groups.items():
         assert all(tuple(seqs[i][: len(prefix)]) == prefix and len(seqs[i]) > len(prefix)
                    for i in members)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama", "gemma3"])
+def test_prefixes_of_different_lengths_share_passes_exactly(lms, arch):
+    """HERB-like templates: regions of one and two tokens, so prefixes of two lengths."""
+    lm = lms[arch]
+    sentences = [f"{region} {word}" for region in ("paris", "tokyo london", "unbelievable")
+                 for word in ("kind .", "lazy .", "good .", "very bad .", "un")]
+    xs = [[*lm.prefix_ids, *lm.encode(s)] for s in sentences]
+    groups, singles = shared_prefix_groups(xs)
+    window = lm.model.config.get_text_config().sliding_window if arch == "gemma3" else None
+    chunks = list(causal._prefix_chunks(groups, xs, 64, window))
+    assert not singles and len(chunks) == 1 and len({len(p) for p in chunks[0]}) == 3
+    scores = score_sentences(lm, sentences, batch_tokens=64, cache=False)
+    assert_matches(scores, [ref_clm(lm, s) for s in sentences])
+
+
+def test_prefix_chunks_keep_padded_positions_inside_a_sliding_window():
+    xs = [[5, 1, *[2] * n, 9] for n in range(6)]  # prefixes of 2..7 tokens, then one target
+    groups = {tuple(x[:-1]): [i] for i, x in enumerate(xs)}
+    mixed = list(causal._prefix_chunks(groups, xs, batch_tokens=1000, window=None))
+    assert [len(c) for c in mixed] == [6]
+    # padded to 7 prefix tokens + 0 inputs = 7 < 8 fits, so only a budget cut splits them
+    assert [len(c) for c in causal._prefix_chunks(groups, xs, 1000, window=8)] == [6]
+    assert [len(c) for c in causal._prefix_chunks(groups, xs, 1000, window=5)] == [3, 1, 1, 1]
+    assert [len(c) for c in causal._prefix_chunks(groups, xs, 12, window=None)] == [3, 2, 1]
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "gemma3"])
+def test_head_blocks_and_vocabulary_slices_never_change_a_score(lms, reference, arch,
+                                                                 monkeypatch):
+    """Rows projected 3 at a time onto 2-entry slices of the vocabulary; many queue flushes."""
+    monkeypatch.setattr(batching, "ROW_BLOCK", 3)
+    monkeypatch.setattr(batching, "CHUNK_ELEMENTS", 6)
+    scores = score_sentences(lms[arch], SENTENCES, batch_tokens=7, cache=False)
+    assert_matches(scores, reference(arch, ref_clm))

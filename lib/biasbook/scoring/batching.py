@@ -14,25 +14,37 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
-#: Most logits materialised at once by :func:`gather_logprobs` (64 MiB of float32).
-CHUNK_ELEMENTS = 1 << 24
+#: Most logits materialised at once by :func:`gather_logprobs` (8 MiB of float32: small enough to
+#: stay in cache between the matmul that writes them and the logsumexp that reads them).
+CHUNK_ELEMENTS = 1 << 21
+#: Hidden states projected together by :func:`gather_logprobs`: enough rows for an efficient
+#: matmul, whatever the vocabulary size (the vocabulary is cut instead).
+ROW_BLOCK = 1024
 
 
 @dataclass(frozen=True)
 class Head:
-    """The output layer as a function of hidden states, and its vocabulary size."""
+    """The output layer ``softcap(hidden @ weight.T + bias)``, computable for a vocabulary slice."""
 
-    project: Callable[[torch.Tensor], torch.Tensor]
-    vocab: int
+    weight: torch.Tensor
+    bias: torch.Tensor | None = None
+    softcap: float | None = None
 
-    def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.project(hidden)
+    @property
+    def vocab(self) -> int:
+        return self.weight.shape[0]
+
+    def __call__(self, hidden: torch.Tensor, lo: int = 0, hi: int | None = None) -> torch.Tensor:
+        """Logits of the vocabulary entries ``lo:hi`` (default: all of them)."""
+        bias = None if self.bias is None else self.bias[lo:hi]
+        logits = torch.nn.functional.linear(hidden, self.weight[lo:hi], bias)
+        return torch.tanh(logits / self.softcap) * self.softcap if self.softcap else logits
 
 
 def default_batch_tokens(device: torch.device) -> int:
@@ -44,8 +56,9 @@ def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
     """Indices sorted by length and cut so that rows x longest row <= ``batch_tokens``.
 
     A batch also ends where the length changes once it holds ``batch_tokens // 16`` tokens (enough
-    rows for efficient matmuls), so that most batches need no padding at all. An item longer than
-    the budget gets a batch of its own.
+    rows for efficient matmuls), or where padding it to the next length would cost more than a
+    quarter of its tokens, so that few batches need padding at all. An item longer than the budget
+    gets a batch of its own.
     """
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     batches: list[list[int]] = []
@@ -55,7 +68,8 @@ def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
             longest = lengths[current[-1]]
             full = (len(current) + 1) * lengths[i] > batch_tokens
             efficient = len(current) * longest >= batch_tokens // 16
-            if full or (lengths[i] != longest and efficient):
+            wasteful = 4 * lengths[i] > 5 * longest
+            if full or (lengths[i] != longest and (efficient or wasteful)):
                 batches.append(current)
                 current = []
         current.append(i)
@@ -124,30 +138,82 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 def gather_logprobs(states: torch.Tensor, targets: torch.Tensor, head: Head | None = None,
                     rows: torch.Tensor | None = None) -> torch.Tensor:
-    """``log_softmax(head(states))[rows[k], targets[k]]`` for every k, in chunks of rows.
+    """``log_softmax(head(states))[rows[k], targets[k]]`` for every k, in bounded chunks.
 
     ``states`` is ``[N, d]`` hidden states projected by ``head``, or ``[N, V]`` logits when ``head``
     is None. ``rows`` (sorted; default ``0..N-1``) lets many targets share one row, so each row's
     logits and logsumexp are computed once. Only logsumexp and the target logits are kept: the
     ``[N, V]`` log-softmax of the naive approach is never materialised, and at most
-    :data:`CHUNK_ELEMENTS` logits live at once.
+    :data:`CHUNK_ELEMENTS` logits live at once. With a head, :data:`ROW_BLOCK` rows are projected
+    onto one slice of the vocabulary at a time and the slices' logsumexps are combined, so that
+    the projection stays an efficient matmul even for a 262k-entry vocabulary.
     """
     rows = torch.arange(len(states), device=states.device) if rows is None else rows
     out = torch.empty(len(targets), dtype=torch.float32, device=states.device)
     if len(targets) == 0:
         return out
-    step = max(1, CHUNK_ELEMENTS // (head.vocab if head is not None else states.shape[-1]))
+    step = ROW_BLOCK if head is not None else max(1, CHUNK_ELEMENTS // states.shape[-1])
     bounds = torch.searchsorted(rows, torch.arange(0, len(states) + step, step,
                                                    device=rows.device)).tolist()
     for n, start in enumerate(range(0, len(states), step)):
         lo, hi = bounds[n], bounds[n + 1]
         if lo == hi:
             continue
-        chunk = states[start: start + step]
-        logits = (head(chunk) if head is not None else chunk).float()
-        local = rows[lo:hi] - start
-        out[lo:hi] = logits[local, targets[lo:hi]] - torch.logsumexp(logits, dim=1)[local]
+        block, local, wanted = states[start: start + step], rows[lo:hi] - start, targets[lo:hi]
+        if head is None:
+            logits = block.float()
+            out[lo:hi] = logits[local, wanted] - torch.logsumexp(logits, dim=1)[local]
+            continue
+        width = 1 << (max(1, CHUNK_ELEMENTS // len(block)).bit_length() - 1)  # a power of two
+        logsumexp = torch.full((len(block),), -torch.inf, device=states.device)
+        picked = torch.empty(hi - lo, dtype=torch.float32, device=states.device)
+        for first in range(0, head.vocab, width):
+            logits = head(block, first, first + width).float()
+            logsumexp = torch.logaddexp(logsumexp, torch.logsumexp(logits, dim=1))
+            inside = (wanted >= first) & (wanted < first + width)
+            picked[inside] = logits[local[inside], wanted[inside] - first]
+        out[lo:hi] = picked - logsumexp[local]
     return out
+
+
+class HeadQueue:
+    """Hidden states waiting for the output head, so that it projects many rows at once.
+
+    Every projection streams the whole output matrix from memory (671 MB for Gemma-3's 262k-entry
+    vocabulary), so one projection of :data:`ROW_BLOCK` rows costs little more than one of six.
+    Add pieces, check :attr:`full` and :meth:`flush` to get each piece's log-probabilities, in
+    order. Without a head the states are full logits: they are not held back.
+    """
+
+    def __init__(self, head: Head | None):
+        self.head = head
+        self.rows = 0
+        self._pieces: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]] = []
+
+    def add(self, states: torch.Tensor, targets: torch.Tensor,
+            rows: torch.Tensor | None = None) -> None:
+        """Queue ``gather_logprobs(states, targets, head, rows)``."""
+        self._pieces.append((states, targets, rows))
+        self.rows += len(states)
+
+    @property
+    def full(self) -> bool:
+        return bool(self._pieces) and (self.head is None or self.rows >= ROW_BLOCK)
+
+    def flush(self) -> list[torch.Tensor]:
+        """The log-probabilities of every queued piece, in order; the queue is emptied."""
+        if not self._pieces:
+            return []
+        offsets = [0]
+        for states, _, _ in self._pieces:
+            offsets.append(offsets[-1] + len(states))
+        rows = torch.cat([(torch.arange(len(s), device=s.device) if r is None else r) + offset
+                          for (s, _, r), offset in zip(self._pieces, offsets, strict=False)])
+        values = gather_logprobs(torch.cat([s for s, _, _ in self._pieces]),
+                                 torch.cat([t for _, t, _ in self._pieces]), self.head, rows)
+        sizes = [len(t) for _, t, _ in self._pieces]
+        self._pieces, self.rows = [], 0
+        return list(torch.split(values, sizes))
 
 
 @contextmanager

@@ -7,7 +7,10 @@ padding needs no attention mask: under causal attention no real token sees the p
 
 Sequences sharing a token prefix (``[BOS] People in France are ...``) are grouped: the prefix runs
 once, its key/value cache is copied to each continuation row, and its last hidden state gives the
-distribution of every member's first continuation token. Logits are computed only where a target
+distribution of every member's first continuation token. Prefixes of different lengths share
+passes: they are right-padded, and each continuation row masks its prefix's padding out of the
+cache and continues at its own positions, so that continuations of many groups fill one batch
+(small batches waste most of a CPU's matmul throughput). Logits are computed only where a target
 is scored, from the backbone's hidden states through the output head, in chunks
 (:func:`~biasbook.scoring.batching.gather_logprobs`).
 """
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import weakref
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -25,6 +27,7 @@ import torch
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import (
     Head,
+    HeadQueue,
     gather_logprobs,
     pad,
     shared_prefix_groups,
@@ -32,6 +35,7 @@ from biasbook.scoring.batching import (
 )
 
 Results = Iterator[tuple[list[int], list[np.ndarray]]]
+Groups = dict[tuple[int, ...], list[int]]
 _Split = tuple[torch.nn.Module, Head]
 _SPLITS: weakref.WeakKeyDictionary[torch.nn.Module, _Split | None] = weakref.WeakKeyDictionary()
 
@@ -43,14 +47,34 @@ def clm_logprobs(lm: LanguageModel, seqs: Sequence[Sequence[int]], batch_tokens:
     xs = [[*lm.prefix_ids, *s] for s in seqs]
     groups, singles = shared_prefix_groups(xs) if share_prefixes else ({}, list(range(len(xs))))
     yield from _ungrouped(lm, split, xs, singles, batch_tokens)
-    by_length: dict[int, list[tuple[int, ...]]] = defaultdict(list)
-    for prefix in groups:
-        by_length[len(prefix)].append(prefix)
-    for length, prefixes in sorted(by_length.items()):
-        per_pass = max(1, batch_tokens // length)
-        for start in range(0, len(prefixes), per_pass):
-            chunk = {p: groups[p] for p in prefixes[start: start + per_pass]}
-            yield from _grouped(lm, split, xs, chunk, batch_tokens)
+    window = getattr(lm.model.config.get_text_config(), "sliding_window", None)
+    for chunk in _prefix_chunks(groups, xs, batch_tokens, window):
+        yield from _grouped(lm, split, xs, chunk, batch_tokens)
+
+
+def _prefix_chunks(groups: Groups, xs: list[list[int]], batch_tokens: int, window: int | None
+                   ) -> Iterator[Groups]:
+    """Groups in order of prefix length, cut so that a prefix pass holds <= ``batch_tokens`` tokens.
+
+    Padding shifts positions in the cache, and a sliding-window mask measures distances there:
+    groups of different prefix lengths share a chunk only while the padded prefix plus the
+    longest continuation input fits inside the window, where no key is cut either way.
+    """
+    chunk: Groups = {}
+    widest = 0  # longest continuation input of the chunk
+    for prefix in sorted(groups, key=len):
+        inputs = max(len(xs[i]) for i in groups[prefix]) - len(prefix) - 1
+        if chunk:
+            full = (len(chunk) + 1) * len(prefix) > batch_tokens
+            shifted = len(prefix) != len(next(iter(chunk))) and window is not None and (
+                len(prefix) + max(widest, inputs) >= window)
+            if full or shifted:
+                yield chunk
+                chunk, widest = {}, 0
+        chunk[prefix] = groups[prefix]
+        widest = max(widest, inputs)
+    if chunk:
+        yield chunk
 
 
 def _backbone_and_head(model: torch.nn.Module) -> _Split | None:
@@ -61,30 +85,31 @@ def _backbone_and_head(model: torch.nn.Module) -> _Split | None:
     """
     if model in _SPLITS:
         return _SPLITS[model]
-    backbone, head = getattr(model, "base_model", model), model.get_output_embeddings()
+    backbone, output = getattr(model, "base_model", model), model.get_output_embeddings()
     split = None
-    if backbone is not model and head is not None:
+    if backbone is not model and isinstance(getattr(output, "weight", None), torch.Tensor):
         cap = getattr(model.config.get_text_config(), "final_logit_softcapping", None)
-
-        def project(hidden: torch.Tensor) -> torch.Tensor:
-            logits = head(hidden)
-            return torch.tanh(logits / cap) * cap if cap else logits
-
+        head = Head(output.weight, getattr(output, "bias", None), cap)
         probe = torch.arange(1, 6, device=next(model.parameters()).device)[None]
         with torch.inference_mode():
             full = model(input_ids=probe).logits
-            mine = project(backbone(input_ids=probe).last_hidden_state)
+            mine = head(backbone(input_ids=probe).last_hidden_state)
         if torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
-            split = (backbone, Head(project, full.shape[-1]))
+            split = (backbone, head)
     _SPLITS[model] = split
     return split
 
 
 def _forward(lm: LanguageModel, split: _Split | None, ids: torch.Tensor, past=None,
-             keep_cache: bool = False) -> tuple[torch.Tensor, object]:
+             keep_cache: bool = False, mask: torch.Tensor | None = None,
+             positions: torch.Tensor | None = None) -> tuple[torch.Tensor, object]:
     """Hidden states (or logits, without a split) and the key/value cache."""
     module = split[0] if split else lm.model
-    out = module(input_ids=ids, past_key_values=past, use_cache=keep_cache or past is not None)
+    extra = {} if positions is None else {"position_ids": positions.to(lm.device)}
+    if mask is not None:
+        extra["attention_mask"] = mask.to(lm.device)
+    out = module(input_ids=ids, past_key_values=past, use_cache=keep_cache or past is not None,
+                 **extra)
     return (out.last_hidden_state if split else out.logits), out.past_key_values
 
 
@@ -105,36 +130,65 @@ def _ungrouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], ite
         yield rows, _split_rows(logprobs, lengths)
 
 
-def _grouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]],
-             groups: dict[tuple[int, ...], list[int]], batch_tokens: int) -> Results:
-    """Score all members of groups whose prefixes have one length: prefixes in one pass."""
-    head = split and split[1]
-    prefixes = torch.tensor(list(groups), device=lm.device)
-    n_groups, length = prefixes.shape
-    states, cache = _forward(lm, split, prefixes, keep_cache=True)
-    prefix_lp = gather_logprobs(states[:, :-1].reshape(n_groups * (length - 1), -1),
-                                prefixes[:, 1:].reshape(-1), head).view(n_groups, -1).cpu().numpy()
-    members = [(g, i) for g, group in enumerate(groups.values()) for i in group]
-    owner = torch.tensor([g for g, _ in members], device=lm.device)
-    first_lp = gather_logprobs(states[:, -1], torch.tensor([xs[i][length] for _, i in members],
-                                                           device=lm.device), head, rows=owner)
-    first = {i: (prefix_lp[g], first_lp[k:k + 1].cpu().numpy()) for k, (g, i) in enumerate(members)}
+def _grouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], groups: Groups,
+             batch_tokens: int) -> Results:
+    """Score all members of ``groups``: their prefixes in one right-padded pass, then the rest.
 
-    done = [i for _, i in members if len(xs[i]) == length + 1]
-    if done:
-        yield done, [np.concatenate(first[i]) for i in done]
-    rest = [(g, i) for g, i in members if len(xs[i]) > length + 1]
-    for batch in token_batches([len(xs[i]) - 1 for _, i in rest], batch_tokens):
+    Hidden states wait in a :class:`~biasbook.scoring.batching.HeadQueue` until enough rows have
+    gathered for the output head; results are yielded as the queue is flushed.
+    """
+    size = [len(p) for p in groups]
+    sizes = torch.tensor(size)
+    prefixes = pad(list(groups), 0, lm.device)
+    states, cache = _forward(lm, split, prefixes, keep_cache=True)
+    real = torch.arange(prefixes.shape[1])[None, :] < sizes[:, None]  # [groups, width]
+    inner = real[:, 1:].to(lm.device)
+    members = [(g, i) for g, group in enumerate(groups.values()) for i in group]
+    queue = HeadQueue(split and split[1])
+    queue.add(states[:, :-1][inner], prefixes[:, 1:][inner])  # the prefixes' own tokens
+    queue.add(states[torch.arange(len(size), device=lm.device), (sizes - 1).to(lm.device)],
+              torch.tensor([xs[i][size[g]] for g, i in members], device=lm.device),
+              rows=torch.tensor([g for g, _ in members], device=lm.device))  # first continuations
+    first: dict[int, list[np.ndarray]] = {}  # member -> [prefix log-probs, first continuation]
+    waiting: list[list[tuple[int, int]]] = []  # batches whose log-probs are queued
+
+    def drain() -> Results:
+        values = queue.flush()
+        if not first:
+            prefix_lp = _split_rows(values.pop(0), (sizes - 1).tolist())
+            first_lp = values.pop(0).cpu().numpy()
+            first.update({i: [prefix_lp[g], first_lp[k:k + 1]]
+                          for k, (g, i) in enumerate(members)})
+            done = [i for g, i in members if len(xs[i]) == size[g] + 1]
+            if done:
+                yield done, [np.concatenate(first[i]) for i in done]
+        for rows, logprobs in zip(waiting, values, strict=True):
+            parts = _split_rows(logprobs, [len(xs[i]) - size[g] - 1 for g, i in rows])
+            yield [i for _, i in rows], [np.concatenate([*first[i], part])
+                                         for (_, i), part in zip(rows, parts, strict=True)]
+        waiting.clear()
+
+    rest = [(g, i) for g, i in members if len(xs[i]) > size[g] + 1]
+    padded = not bool(real.all())
+    for batch in token_batches([len(xs[i]) - size[g] - 1 for g, i in rest], batch_tokens):
         rows = [rest[b] for b in batch]
-        inputs = [xs[i][length:-1] for _, i in rows]
-        states, _ = _forward(lm, split, pad(inputs, 0, lm.device),
-                             past=_select_rows(cache, owner.new_tensor([g for g, _ in rows])))
-        lengths = [len(s) for s in inputs]
-        valid = torch.arange(states.shape[1])[None, :] < torch.tensor(lengths)[:, None]
-        targets = torch.tensor([t for _, i in rows for t in xs[i][length + 1:]], device=lm.device)
-        logprobs = _split_rows(gather_logprobs(states[valid.to(lm.device)], targets, head), lengths)
-        yield [i for _, i in rows], [np.concatenate([*first[i], lp])
-                                     for (_, i), lp in zip(rows, logprobs, strict=True)]
+        owners = torch.tensor([g for g, _ in rows])
+        inputs = [xs[i][size[g]:-1] for g, i in rows]
+        lengths = torch.tensor([len(s) for s in inputs])
+        ids = pad(inputs, 0, lm.device)
+        mask = None
+        if padded:  # hide each row's prefix padding; its own right padding is harmless
+            mask = torch.cat([real[owners], torch.ones_like(ids, dtype=torch.bool)], 1).long()
+        positions = sizes[owners][:, None] + torch.arange(ids.shape[1])[None, :]
+        states, _ = _forward(lm, split, ids, past=_select_rows(cache, owners.to(lm.device)),
+                             mask=mask, positions=positions)
+        valid = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
+        queue.add(states[valid.to(lm.device)],
+                  torch.tensor([t for g, i in rows for t in xs[i][size[g] + 1:]], device=lm.device))
+        waiting.append(rows)
+        if queue.full:
+            yield from drain()
+    yield from drain()
 
 
 def _select_rows(cache, rows: torch.Tensor):
