@@ -34,8 +34,15 @@ $(MATHJAX):
 	tar -xzf .cache/mathjax/mathjax-$(MATHJAX_VERSION).tgz -C .cache/mathjax
 	rm -rf .cache/static/mathjax && mv .cache/mathjax/package/es5 .cache/static/mathjax
 
+# The execute cache keys on the notebooks' code only; the profiles and the library are inputs too,
+# so a change to either re-executes every notebook instead of showing stale outputs.
+INPUTS = $$(cat data/profiles/*.yml $$(find lib -name '*.py' -o -name '*.yml' | sort) | sha256sum)
+
 book: setup $(MATHJAX)
+	@mkdir -p _build && if [ "$(INPUTS)" != "$$(cat _build/.inputs 2>/dev/null)" ]; then \
+		echo "profiles or library changed: executing every notebook"; rm -rf _build/.jupyter_cache; fi
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	@echo "$(INPUTS)" > _build/.inputs
 	@echo "open _build/html/index.html"
 
 test: setup

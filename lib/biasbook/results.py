@@ -21,6 +21,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -99,12 +100,21 @@ class Recorder:
 
     def table(self, name: str, frame: pd.DataFrame) -> pd.DataFrame:
         """Save a table as CSV beside the record; returns it unchanged for display."""
-        path = self.dir / f"{self.notebook}.{name}.csv"
-        frame.to_csv(path)
+        frame.to_csv(self.table_path(name))
         if name not in self.record["tables"]:
             self.record["tables"].append(name)
         self._save()
         return frame
+
+    def table_path(self, name: str) -> Path:
+        """Where :meth:`table` saves ``name``: model ids such as ``facebook/bart-base`` or a local
+        folder become one file name.
+
+        >>> rec = Recorder("demo", "01", {}, run_dir=getfixture("tmp_path"))
+        >>> rec.table_path("corpus_a/b c").name
+        '01.corpus_a_b_c.csv'
+        """
+        return self.dir / f"{self.notebook}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.csv"
 
     @property
     def path(self) -> Path:

@@ -15,12 +15,22 @@ WORDS = ["a", "the", "cat", "dog", "is", "was", "people", "in", "are", "very", "
          "un", "##believ", "##able", "##s", "##ly", "smart", "quick"]
 
 
-def tiny_tokenizer():
-    """A BERT-style WordPiece tokenizer over :data:`WORDS`, with ``[BOS]`` as its bos token."""
+def tiny_tokenizer(spell: bool = False):
+    """A BERT-style WordPiece tokenizer over :data:`WORDS`, with ``[BOS]`` as its bos token.
+
+    ``spell=True`` adds every letter and digit, alone and as a ``##`` continuation, so that any
+    text (a region's name, a review) becomes real tokens rather than ``[UNK]``:
+
+    >>> tiny_tokenizer(spell=True).tokenize("Paris, Kenya")
+    ['paris', ',', 'k', '##e', '##n', '##y', '##a']
+    """
     from transformers import BertTokenizerFast
 
-    vocab = {token: i for i, token in enumerate(SPECIALS + WORDS)}
-    return BertTokenizerFast(vocab=vocab, do_lower_case=True, bos_token="[BOS]")
+    chars = [*"abcdefghijklmnopqrstuvwxyz0123456789", "'", "-", "(", ")", "!", "?", ":"]
+    extra = [*chars, *(f"##{c}" for c in chars)] if spell else []
+    tokens = list(dict.fromkeys(SPECIALS + WORDS + extra))
+    return BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True,
+                             bos_token="[BOS]")
 
 
 def tiny_model(arch: str, vocab_size: int, seed: int = 0) -> torch.nn.Module:
