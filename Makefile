@@ -40,7 +40,8 @@ INPUTS = $$(cat data/profiles/*.yml $$(find lib -name '*.py' -o -name '*.yml' | 
 
 book: setup $(MATHJAX)
 	@mkdir -p _build && if [ "$(INPUTS)" != "$$(cat _build/.inputs 2>/dev/null)" ]; then \
-		echo "profiles or library changed: executing every notebook"; rm -rf _build/.jupyter_cache; fi
+		echo "profiles or library changed: executing every notebook"; \
+		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 	@echo "$(INPUTS)" > _build/.inputs
 	@echo "open _build/html/index.html"
