@@ -39,11 +39,12 @@ $(MATHJAX):
 INPUTS = $$(cat data/profiles/*.yml $$(find lib -name '*.py' -o -name '*.yml' | sort) | sha256sum)
 
 book: setup $(MATHJAX)
-	@mkdir -p _build && if [ "$(INPUTS)" != "$$(cat _build/.inputs 2>/dev/null)" ]; then \
+	@mkdir -p _build && echo "$(INPUTS)" > _build/.inputs.next && \
+	if ! cmp -s _build/.inputs.next _build/.inputs; then \
 		echo "profiles or library changed: executing every notebook"; \
 		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
-	@echo "$(INPUTS)" > _build/.inputs
+	@mv _build/.inputs.next _build/.inputs  # the inputs the build started from
 	@echo "open _build/html/index.html"
 
 test: setup
