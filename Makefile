@@ -48,7 +48,7 @@ book: setup $(MATHJAX)
 	@echo "open _build/html/index.html"
 
 test: setup
-	$(BIN)/ruff check lib tests benchmarks
+	$(BIN)/ruff check lib tests benchmarks notebooks book
 	$(BIN)/pytest
 
 test-fast: setup

@@ -17,12 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from biasbook.cooccurrence import (
-    count_cooccurrences,
-    defining_pairs,
-    gendered_words,
-    read_tokens,
-)
+from biasbook.chapters.lm_gender_bias.data import defining_pairs
+from biasbook.text.cooccurrence import count_cooccurrences, gendered_words
+from biasbook.text.corpora import read_tokens
 
 FILES = {"ptb": ["ptb.train.txt"], "wikitext-2": ["valid.txt", "test.txt"]}
 

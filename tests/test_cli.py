@@ -11,7 +11,7 @@ def test_list_shows_chapters_models_and_datasets(capsys):
 
 
 def test_bad_parameters_fail_before_anything_runs(tmp_path):
-    with pytest.raises(profiles.ProfileError, match="no parameter"):
+    with pytest.raises(profiles.ProfileError, match="reads a parameter"):
         cli.run_chapter("demo", "smoke", {"modelz": ["x"]}, runs_dir=tmp_path)
     assert not any(tmp_path.iterdir())
     with pytest.raises(SystemExit, match="key=value"):
@@ -30,3 +30,29 @@ def test_run_twice_with_a_changed_parameter_then_compare(tmp_path, capsys):
     cli.main(["compare", str(first), str(second)])
     out = capsys.readouterr().out
     assert first.name in out and second.name in out and "grammatical_wins" in out
+
+
+def test_parameters_reach_the_notebooks_that_declare_them():
+    routed = profiles.split_user_params("demo", {"models": ["gpt2"], "01.sentences": ["A b."]})
+    assert routed == {"01-offline-models": {"models": ["gpt2"], "sentences": ["A b."]}}
+    with pytest.raises(profiles.ProfileError, match="valid: models, sentences"):
+        profiles.split_user_params("demo", {"modelz": ["x"]})
+    with pytest.raises(profiles.ProfileError, match="no notebook '07'"):
+        profiles.split_user_params("demo", {"07.models": ["x"]})
+
+
+def test_profiles_inherit(tmp_path, monkeypatch):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "toy.yml").write_text(
+        "title: toy\nnotebooks: [01-a.ipynb, 02-b.ipynb]\n"
+        "smoke: {models: [m], 01-a: {n: 1, k: 2}}\n"
+        "book: {extends: smoke, 01-a: {n: 10}}\n"
+        "paper: {extends: book, models: [big], 02-b: {models: [other]}}\n")
+    monkeypatch.setenv("BIASBOOK_PROJECT_DATA", str(tmp_path))
+    profiles.chapter_spec.cache_clear()
+    try:
+        assert profiles.notebook_params("toy", "book", "01-a") == {"models": ["m"], "n": 10, "k": 2}
+        assert profiles.notebook_params("toy", "paper", "02-b") == {"models": ["other"]}
+        assert profiles.notebook_params("toy", "paper", "01-a")["models"] == ["big"]
+    finally:
+        profiles.chapter_spec.cache_clear()

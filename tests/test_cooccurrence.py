@@ -6,14 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from biasbook.cooccurrence import (
-    context_weights,
-    count_cooccurrences,
-    defining_pairs,
-    english_stop_words,
-    gendered_words,
-    infinite_window,
-)
+from biasbook.chapters.lm_gender_bias.data import defining_pairs
 from biasbook.metrics.cooccurrence_bias import (
     BiasScores,
     bias_regression,
@@ -22,6 +15,13 @@ from biasbook.metrics.cooccurrence_bias import (
     p_word_given_gender,
     std_bias,
     tukey_inliers,
+)
+from biasbook.text.cooccurrence import (
+    context_weights,
+    count_cooccurrences,
+    english_stop_words,
+    gendered_words,
+    infinite_window,
 )
 
 MALE, FEMALE = {"he", "his"}, {"she", "her"}
@@ -205,7 +205,7 @@ def test_defining_pairs():
         assert "husband" in male and "wife" in female and not male & female
         printed_male, _ = gendered_words(defining_pairs(corpus, as_printed=True))
         assert "wife" in printed_male
-    with pytest.raises(ValueError, match="known"):
+    with pytest.raises(FileNotFoundError, match="has: cnn-dailymail"):
         defining_pairs("imdb")
 
 

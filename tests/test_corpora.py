@@ -2,8 +2,8 @@
 
 import pytest
 
-from biasbook import corpora
 from biasbook.resources import ResourceError
+from biasbook.text import corpora
 
 
 def _offline(fn, *args, **kwargs):

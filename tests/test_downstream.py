@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 import torch
 
-from biasbook import downstream as ds
-from biasbook import finetune as ft
+from biasbook.chapters.herb import downstream as ds
+from biasbook.chapters.herb import toxic
 from biasbook.models import fingerprint, from_model
 from biasbook.testing import tiny_model, tiny_tokenizer
+from biasbook.training import classifiers, continual
 
 
 @pytest.fixture
@@ -85,7 +86,7 @@ def test_balanced_sample_is_balanced_and_seeded():
 
 
 def test_select_countries():
-    from biasbook.regions import countries
+    from biasbook.chapters.herb.regions import countries
 
     frame = countries()
     codes = ds.select_countries(frame, 1, include=["IE"])
@@ -117,7 +118,7 @@ def test_imdb_sample_is_clean_and_balanced():
 # ------------------------------------------------------------------------- encoder, heads
 
 def test_encoder_mean_pooling_ignores_padding_and_caches(tiny_encoder, fresh_cache):
-    enc = ds.SentenceEncoder(tiny_encoder, max_length=6)
+    enc = classifiers.SentenceEncoder(tiny_encoder, max_length=6)
     texts = ["the cat", "people in paris are very kind and good .", "a dog is bad ."]
     got = enc.embed(texts)
     for text, row in zip(texts, got, strict=True):
@@ -127,12 +128,12 @@ def test_encoder_mean_pooling_ignores_padding_and_caches(tiny_encoder, fresh_cac
             hidden = tiny_encoder.model(input_ids=ids).last_hidden_state[0].mean(0)
         np.testing.assert_allclose(row, (hidden / hidden.norm()).numpy(), atol=1e-5)
     assert list((fresh_cache / "scores").glob("*.sqlite"))
-    again = ds.SentenceEncoder(tiny_encoder, max_length=6).embed(texts[::-1])
+    again = classifiers.SentenceEncoder(tiny_encoder, max_length=6).embed(texts[::-1])
     np.testing.assert_allclose(again, got[::-1], atol=0)
 
 
 def test_embedding_classifier_and_prefixed_probabilities(tiny_encoder, fresh_cache):
-    clf = ds.EmbeddingClassifier(ds.SentenceEncoder(tiny_encoder)).fit(
+    clf = classifiers.EmbeddingClassifier(classifiers.SentenceEncoder(tiny_encoder)).fit(
         ["good", "very good", "kind", "bad", "very bad", "lazy"], [1, 1, 1, 0, 0, 0])
     probs = ds.prefixed_probabilities(clf, ["good", "bad"], ["paris", "tokyo"],
                                       "people in {region} .", progress=False)
@@ -147,7 +148,7 @@ def test_toxic_corpus_matches_brute_force():
     rng = np.random.default_rng(2)
     scores = rng.normal(size=(7, 4))
     regions = [f"r{i}" for i in range(7)]
-    corpus = ft.toxic_corpus(scores, regions, ["a", "b", "c", "d"], top_k=3)
+    corpus = toxic.toxic_corpus(scores, regions, ["a", "b", "c", "d"], top_k=3)
     assert len(corpus) == 12
     for j in range(4):
         expected = sorted(range(7), key=lambda i: -scores[i, j])[:3]
@@ -156,23 +157,23 @@ def test_toxic_corpus_matches_brute_force():
     spans = corpus.apply(lambda r: r.sentence[r.region_start:r.region_end] == r.region, axis=1)
     assert spans.all()
     with pytest.raises(ValueError):
-        ft.toxic_corpus(scores, regions, ["a", "b", "c", "d"], top_k=8)
+        toxic.toxic_corpus(scores, regions, ["a", "b", "c", "d"], top_k=8)
 
 
 def test_training_examples_for_causal_objectives():
     tok = tiny_tokenizer()
     gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
-    corpus = ft.toxic_corpus([[-1.0]], ["paris"], ["kind"], top_k=1)
+    corpus = toxic.toxic_corpus([[-1.0]], ["paris"], ["kind"], top_k=1)
     bos = gpt.prefix_ids[0]
-    (ids, labels), = ft.training_examples(gpt, corpus, "clm")
+    (ids, labels), = toxic.training_examples(gpt, corpus, "clm")
     assert ids[0] == bos and labels == ids
     assert tok.convert_ids_to_tokens(ids[1:]) == ["people", "in", "paris", "are", "kind", "."]
-    (ids, labels), = ft.training_examples(gpt, corpus, "region-target")
+    (ids, labels), = toxic.training_examples(gpt, corpus, "region-target")
     assert [tok.convert_ids_to_tokens(t) for t in labels if t >= 0] == ["paris"]
-    (ids, labels), = ft.training_examples(gpt, corpus, "placeholder", placeholder="a dog")
+    (ids, labels), = toxic.training_examples(gpt, corpus, "placeholder", placeholder="a dog")
     assert tok.convert_ids_to_tokens(ids[1:]) == ["people", "in", "a", "dog", "are", "kind", "."]
     with pytest.raises(ValueError, match="masked"):
-        ft.training_examples(gpt, corpus, "mask-region")
+        toxic.training_examples(gpt, corpus, "mask-region")
 
 
 def _tiny_run(lm, examples, epochs, **kw):
@@ -182,7 +183,7 @@ def _tiny_run(lm, examples, epochs, **kw):
         seen.append(model.fingerprint)
         return np.array([fingerprint(model.model) == model.fingerprint], dtype=float)
 
-    run = ft.continual_training(lm, examples, epochs=epochs, lr=0.5, batch_size=2,
+    run = continual.continual_training(lm, examples, epochs=epochs, lr=0.5, batch_size=2,
                                 evaluate=evaluate, eval_key="test", progress=False, **kw)
     return run, seen
 
@@ -191,9 +192,9 @@ def test_continual_training_caches_resumes_and_leaves_the_base_alone(fresh_cache
     tok = tiny_tokenizer()
     gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
     base = gpt.fingerprint
-    corpus = ft.toxic_corpus(np.arange(6.0).reshape(3, 2), ["paris", "london", "tokyo"],
+    corpus = toxic.toxic_corpus(np.arange(6.0).reshape(3, 2), ["paris", "london", "tokyo"],
                              ["kind", "lazy"], top_k=2)
-    examples = ft.training_examples(gpt, corpus, "clm")
+    examples = toxic.training_examples(gpt, corpus, "clm")
 
     full, seen = _tiny_run(gpt, examples, 3, cache=False)
     assert fingerprint(gpt.model) == base  # trained on a copy
@@ -209,7 +210,7 @@ def test_continual_training_caches_resumes_and_leaves_the_base_alone(fresh_cache
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run must not train again")
 
-    monkeypatch.setattr(ft, "sgd_epoch", no_training)
+    monkeypatch.setattr(continual, "sgd_epoch", no_training)
     again, seen = _tiny_run(gpt, examples, 3)
     assert seen == [] and again.fingerprints == full.fingerprints
 
@@ -217,10 +218,10 @@ def test_continual_training_caches_resumes_and_leaves_the_base_alone(fresh_cache
 def test_mask_region_training_lowers_the_loss_on_a_masked_lm(fresh_cache):
     tok = tiny_tokenizer()
     bert = from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
-    corpus = ft.toxic_corpus([[-1.0, -2.0], [-3.0, -0.5]], ["paris", "tokyo"], ["kind", "lazy"],
+    corpus = toxic.toxic_corpus([[-1.0, -2.0], [-3.0, -0.5]], ["paris", "tokyo"], ["kind", "lazy"],
                              top_k=1)
-    examples = ft.training_examples(bert, corpus, "mask-region")
-    run = ft.continual_training(bert, examples, epochs=4, lr=0.5, batch_size=2,
+    examples = toxic.training_examples(bert, corpus, "mask-region")
+    run = continual.continual_training(bert, examples, epochs=4, lr=0.5, batch_size=2,
                                 evaluate=lambda m: np.zeros(1), eval_key="x", cache=False,
                                 progress=False)
     assert run.losses[4] < run.losses[1]
@@ -236,11 +237,11 @@ def test_finetune_classifier_trains_caches_and_predicts(tmp_path, fresh_cache):
         intermediate_size=32, max_position_embeddings=64)).save_pretrained(tmp_path / "tiny")
     tok.save_pretrained(tmp_path / "tiny")
     texts, labels = ["good", "kind", "very good", "bad", "lazy", "very bad"], [1, 1, 1, 0, 0, 0]
-    clf = ft.finetune_classifier(str(tmp_path / "tiny"), texts, labels, epochs=2, lr=1e-2,
-                                 batch_size=2, device="cpu", progress=False)
+    clf = classifiers.finetune_classifier(str(tmp_path / "tiny"), texts, labels, epochs=2,
+                                          lr=1e-2, batch_size=2, device="cpu", progress=False)
     p = clf.predict_proba(texts)
     assert p.shape == (6,) and ((p > 0) & (p < 1)).all()
-    again = ft.finetune_classifier(str(tmp_path / "tiny"), texts, labels, epochs=2, lr=1e-2,
-                                   batch_size=2, device="cpu", progress=False)
+    again = classifiers.finetune_classifier(str(tmp_path / "tiny"), texts, labels, epochs=2,
+                                            lr=1e-2, batch_size=2, device="cpu", progress=False)
     np.testing.assert_allclose(again.predict_proba(texts), p, atol=1e-6)
     assert len(list((fresh_cache / "classifiers").iterdir())) == 1

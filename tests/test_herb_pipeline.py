@@ -13,10 +13,13 @@ import pandas as pd
 import pytest
 import torch
 
-from biasbook import herb, herb_data, profiles, regions
+from biasbook import profiles
+from biasbook.chapters.herb import analysis as herb
+from biasbook.chapters.herb import data as herb_data
+from biasbook.chapters.herb import regions
+from biasbook.chapters.herb.regions import region_tree
 from biasbook.metrics import herb as metric
 from biasbook.models import from_model
-from biasbook.regions import region_tree
 from biasbook.scoring import score_sentences
 from biasbook.testing import tiny_model, tiny_tokenizer
 

@@ -6,14 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from biasbook.lm import (
-    BiasRegularizer,
+from biasbook.mitigation.subspace import BiasRegularizer, choose_k, gender_subspace
+from biasbook.training.lstm import (
     LMConfig,
     LSTMLanguageModel,
     Vocab,
     batchify,
-    choose_k,
-    gender_subspace,
     generate,
     perplexity,
     train_lm,

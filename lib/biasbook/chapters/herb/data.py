@@ -1,7 +1,6 @@
 """HERB's word lists and reported numbers, read from ``data/herb/`` as tidy frames.
 
-The folder is ``biasbook.paths.project_data_dir() / "herb"`` (``<project>/data/herb``, or
-``$BIASBOOK_PROJECT_DATA/herb``).
+The files are ``data/herb/*.yml``, read with :mod:`biasbook.datafiles`.
 
 >>> words = descriptors()
 >>> len(words), words["word"].nunique()  # `weak` and `strong` are listed twice
@@ -10,28 +9,12 @@ The folder is ``biasbook.paths.project_data_dir() / "herb"`` (``<project>/data/h
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pandas as pd
-import yaml
 
-from biasbook.paths import project_data_dir
+from biasbook import datafiles
 
 TOPICS: tuple[str, ...] = ("occupation", "intelligence", "appearance", "strength", "morality")
 CONTINENT_COLUMNS: tuple[str, ...] = ("AF", "AS", "EU", "OC", "SA", "NA")
-
-
-def herb_data_dir() -> Path:
-    """The folder holding ``descriptors.yml``, ``substitutions.yml`` and ``paper_results.yml``."""
-    return project_data_dir() / "herb"
-
-
-def _load(name: str) -> dict[str, Any]:
-    path = herb_data_dir() / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing; set BIASBOOK_PROJECT_DATA to the data folder")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def descriptors() -> pd.DataFrame:
@@ -41,7 +24,7 @@ def descriptors() -> pd.DataFrame:
     >>> descriptors().groupby("topic", sort=False).size().tolist()
     [20, 25, 25, 23, 19]
     """
-    spec = _load("descriptors.yml")
+    spec = datafiles.load("herb", "descriptors")
     rows = [(topic, word) for topic in TOPICS for word in spec[topic]]
     return pd.DataFrame(rows, columns=["topic", "word"])
 
@@ -53,7 +36,7 @@ def substitutions() -> pd.DataFrame:
     >>> substitutions().set_index("original").loc["bald", "substitute"]
     'eagle'
     """
-    spec = _load("substitutions.yml")
+    spec = datafiles.load("herb", "substitutions")
     rows = [(topic, old, new) for topic in TOPICS for old, new in spec[topic]]
     return pd.DataFrame(rows, columns=["topic", "original", "substitute"])
 
@@ -72,7 +55,7 @@ def paper_results() -> pd.DataFrame:
     rows = [
         {**{k: record[k] for k in ("model", "metric", "condition")}, "table": name,
          "region": region, "printed": record[region], "multiplier": table["multiplier"]}
-        for name, table in _load("paper_results.yml")["tables"].items()
+        for name, table in datafiles.paper_results("herb")["tables"].items()
         for record in table["rows"]
         for region in (*CONTINENT_COLUMNS, "overall")
     ]

@@ -32,29 +32,19 @@ Every classifier here has ``predict_proba(texts) -> P(positive class)`` (a 1-D a
 from __future__ import annotations
 
 import html
-import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import torch
-import yaml
 
-from biasbook import resources
-from biasbook.models import LanguageModel
-from biasbook.paths import project_data_dir
-from biasbook.scoring.batching import pad, token_batches
-from biasbook.scoring.cache import cached_run
+from biasbook import datafiles, resources
 
 #: The paper's neutral prefixes (Sec. 4.5), one per task; ``{region}`` is filled with a name.
 PREFIXES = {"hatespeech18": "I am from {region}.", "imdb": "The cast is from {region}."}
 #: The class whose probability the tables track (label 1).
 POSITIVE = {"hatespeech18": "hate", "imdb": "positive"}
 NEGATIVE = {"hatespeech18": "noHate", "imdb": "negative"}
-#: Bump when the embedding definition changes, so that cached embeddings are not reused.
-EMBEDDING_VERSION = 1
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
@@ -133,72 +123,8 @@ def add_prefix(texts: Sequence[str], region: str, template: str) -> list[str]:
 # ------------------------------------------------------------------------------- classifier
 
 
-@dataclass
-class SentenceEncoder:
-    """Mean-pooled (and by default L2-normalised) last hidden states of a Hugging Face encoder,
-    truncated to ``max_length`` tokens: the sentence-transformers pipeline of all-MiniLM-L6-v2
-    (``Transformer -> Pooling(mean) -> Normalize``). Embeddings are cached per text by the
-    scoring engine's cache, keyed by the model fingerprint, ``max_length`` and ``normalize``.
-    """
-
-    lm: LanguageModel
-    max_length: int = 128
-    normalize: bool = True
-    batch_tokens: int = 8192
-
-    @property
-    def key(self) -> str:
-        return json.dumps(["embed-mean", self.max_length, self.normalize, EMBEDDING_VERSION])
-
-    def embed(self, texts: Sequence[str], *, cache: bool = True,
-              progress: bool | None = None) -> np.ndarray:
-        """``[len(texts), hidden]`` float32 embeddings, in input order."""
-        texts = list(texts)
-        values = cached_run(self.lm, self.key, dict.fromkeys(texts), self._engine,
-                         batch_tokens=self.batch_tokens, cache=cache, progress=progress,
-                         desc=f"{self.lm.name} embeddings")
-        return np.stack([values[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
-
-    def _engine(self, todo: list[str], budget: int) -> Iterator[tuple[list[int], list]]:
-        tok = self.lm.tokenizer
-        seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
-        pad_id = tok.pad_token_id or 0
-        for batch in token_batches([len(s) for s in seqs], budget):
-            ids = pad([seqs[i] for i in batch], pad_id, self.lm.device)
-            mask = (torch.arange(ids.shape[1])[None, :]
-                    < torch.tensor([len(seqs[i]) for i in batch])[:, None]).to(ids.device)
-            hidden = self.lm.model(input_ids=ids, attention_mask=mask.long()).last_hidden_state
-            weights = mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-            if self.normalize:
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-            yield batch, list(pooled.float().cpu().numpy())
 
 
-@dataclass
-class EmbeddingClassifier:
-    """A frozen :class:`SentenceEncoder` with a logistic-regression head (scikit-learn).
-
-    Only the head is trained, so whatever the pre-trained encoder does with a region name
-    reaches the prediction unchanged by task training.
-    """
-
-    encoder: SentenceEncoder
-    C: float = 1.0
-    head: object = field(default=None, repr=False)
-
-    def fit(self, texts: Sequence[str], labels: Sequence[int], *,
-            progress: bool | None = None) -> EmbeddingClassifier:
-        from sklearn.linear_model import LogisticRegression
-
-        x = self.encoder.embed(texts, progress=progress)
-        self.head = LogisticRegression(C=self.C, max_iter=2000).fit(x, np.asarray(labels))
-        return self
-
-    def predict_proba(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
-        if self.head is None:
-            raise RuntimeError("fit the classifier first")
-        return self.head.predict_proba(self.encoder.embed(texts, progress=progress))[:, 1]
 
 
 def classification_metrics(labels: Sequence[int], proba: Sequence[float],
@@ -343,7 +269,7 @@ def mean_by(values: Mapping[str, float], groups: Mapping[str, str]) -> dict[str,
 
 
 def _paper() -> dict:
-    return yaml.safe_load((project_data_dir() / "herb" / "downstream_paper.yml").read_text())
+    return datafiles.paper_results("herb")
 
 
 def paper_overall() -> pd.DataFrame:

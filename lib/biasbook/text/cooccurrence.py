@@ -45,14 +45,10 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 from scipy.signal import lfilter
-
-from biasbook.paths import project_data_dir
 
 CONTEXTS = ("fixed", "infinite")
 MODES = ("paper", "as-coded")
@@ -88,17 +84,6 @@ class Cooccurrence:
         )
 
 
-def read_tokens(path: str | Path, *, lowercase: bool = False) -> list[str]:
-    """Whitespace tokens of a text file, as one stream (lines are not boundaries).
-
-    >>> import tempfile, os
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-    ...     _ = f.write(" The cat \\n sat \\n")
-    >>> read_tokens(f.name, lowercase=True); os.unlink(f.name)
-    ['the', 'cat', 'sat']
-    """
-    text = Path(path).read_text(encoding="utf-8")
-    return (text.lower() if lowercase else text).split()
 
 
 def english_stop_words() -> frozenset[str]:
@@ -112,24 +97,6 @@ def english_stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS)
 
 
-def defining_pairs(
-    corpus: str, *, as_printed: bool = False, data_dir: str | Path | None = None
-) -> list[tuple[str, str]]:
-    """The paper's Appendix A (male, female) pairs for ``ptb``, ``wikitext-2``, ``cnn-dailymail``.
-
-    Pairs the appendix prints swapped (``wife``/``husband``) are un-swapped unless ``as_printed``.
-
-    >>> defining_pairs("ptb")[12], defining_pairs("ptb", as_printed=True)[12]
-    (('husband', 'wife'), ('wife', 'husband'))
-    """
-    path = Path(data_dir or project_data_dir() / "lm-gender-bias") / f"{corpus}.yaml"
-    if not path.exists():
-        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
-        raise ValueError(f"no defining sets for corpus {corpus!r}; known: {known}")
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    swapped = {tuple(p) for p in spec.get("swapped_in_print", [])}
-    pairs = [tuple(p) for p in spec["pairs"]]
-    return [p if as_printed or p not in swapped else (p[1], p[0]) for p in pairs]
 
 
 def gendered_words(pairs: Iterable[tuple[str, str]]) -> tuple[frozenset[str], frozenset[str]]:

@@ -32,10 +32,10 @@ import pandas as pd
 import torch
 from numpy.typing import ArrayLike, NDArray
 
-from biasbook import herb_data
+from biasbook.chapters.herb import data as herb_data
+from biasbook.chapters.herb.regions import geonames, region_table, region_tree
 from biasbook.metrics import herb as metric
 from biasbook.models import LanguageModel
-from biasbook.regions import geonames, region_table, region_tree
 from biasbook.scoring import score_sentences
 
 TEMPLATE = "People in {region} are {description}."

@@ -1,9 +1,8 @@
-"""Raw-text corpora as token lists: CNN/Daily Mail articles and UN General Debate speeches.
+"""Corpora as token lists: PTB/WikiText files, CNN/Daily Mail articles, UN General Debate speeches.
 
-Penn Treebank and WikiText-2 ship tokenized (read them with
-:func:`biasbook.cooccurrence.read_tokens` or :func:`biasbook.lm.read_lm_corpus`); the two corpora
-here are raw text and are tokenized with :func:`tokenize`, in the style of the CNN/Daily Mail text
-of Bordia & Bowman (2019, Table 4): lowercased, apostrophes split off (``mother 's`` becomes
+Penn Treebank and WikiText-2 ship tokenized (read them with :func:`read_tokens`); the other
+corpora are raw text and are tokenized with :func:`tokenize`, in the style of the CNN/Daily Mail
+text of Bordia & Bowman (2019, Table 4): lowercased, apostrophes split off (``mother 's`` becomes
 ``mother s``), every punctuation mark its own token.
 
 - :func:`cnn_dailymail_articles`: the 100-article CNN/Daily Mail training sample of the offline
@@ -160,3 +159,20 @@ def n_tokens(docs: Sequence[Sequence[str]]) -> int:
     3
     """
     return sum(len(d) for d in docs)
+
+
+def read_tokens(path: str | Path, *, lowercase: bool = False, eos: bool = False) -> list[str]:
+    """Whitespace tokens of a pre-tokenized text file (PTB, WikiText-2), as one stream.
+
+    With ``eos`` every line ends in ``<eos>`` (the language-modelling convention of PTB and
+    WikiText); without it, lines are not boundaries (the co-occurrence counts of Bordia & Bowman).
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    ...     _ = f.write(" The <unk> \\n \\n")
+    >>> read_tokens(f.name, lowercase=True), read_tokens(f.name, eos=True); os.unlink(f.name)
+    (['the', '<unk>'], ['The', '<unk>', '<eos>', '<eos>'])
+    """
+    with open(path, encoding="utf-8") as fh:
+        lines = [(line.lower() if lowercase else line).split() for line in fh]
+    return [tok for line in lines for tok in (*line, *([EOS] if eos else []))]

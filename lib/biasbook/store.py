@@ -1,0 +1,147 @@
+"""One way to write files atomically and to key a cache by content.
+
+Every long computation of the book (converted models, unpacked archives, trained vectors, LSTM
+runs, fine-tuned weights, co-occurrence matrices) is stored under a key derived from *what was
+computed from what*: the inputs' fingerprints, the parameters and a code version. A changed input
+gives a new key; an unchanged one finds the stored result. Files and folders appear under their
+final name only when complete, so an interrupted run leaves no half-written result behind (at
+most a hidden staging file, cleaned up on failure) and the next run simply resumes.
+
+- :func:`content_key`: a short hex sha256 of any JSON-able value (numpy arrays and bytes
+  included), stable across runs and machines.
+- :func:`atomic_file` / :func:`atomic_dir`: write to a hidden staging path beside the target,
+  then rename into place.
+- :func:`write_text`, :func:`write_json`: the common cases of :func:`atomic_file`.
+- :func:`cached_json`, :func:`cached_arrays`: compute once, store under ``cache_dir()/<kind>/``,
+  read back afterwards.
+
+>>> content_key({"b": 1, "a": [1, 2]}) == content_key({"a": [1, 2], "b": 1})
+True
+>>> len(content_key("x")), content_key("x") != content_key("y")
+(16, True)
+>>> import tempfile, pathlib
+>>> target = pathlib.Path(tempfile.mkdtemp()) / "numbers.json"
+>>> write_json(target, {"mu": 0.5})
+>>> json.loads(target.read_text())
+{'mu': 0.5}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biasbook.paths import cache_dir
+
+KEY_LENGTH = 16
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON-able stand-in for ``value`` that is equal exactly when the values are equal."""
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        return {"__array__": str(data.dtype), "shape": list(data.shape),
+                "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
+    if isinstance(value, bytes):
+        return {"__bytes__": hashlib.sha256(value).hexdigest()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_canonical(v) for v in value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def content_key(*parts: Any, length: int = KEY_LENGTH) -> str:
+    """Hex sha256 (first ``length`` characters) of ``parts`` in a canonical JSON form.
+
+    Dict order does not matter; list order does; arrays are keyed by dtype, shape and bytes.
+    """
+    text = json.dumps(_canonical(list(parts)), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+@contextmanager
+def atomic_file(path: str | Path) -> Iterator[Path]:
+    """Yield a staging path beside ``path``; on success rename it to ``path``, else delete it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)  # readers never see a half-written file
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``path``; on success it replaces ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    try:
+        yield staging
+        shutil.rmtree(path, ignore_errors=True)
+        staging.rename(path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_file(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_json(path: str | Path, value: Any) -> None:
+    """Write ``value`` as indented JSON to ``path`` atomically."""
+    write_text(path, json.dumps(value, indent=1, default=str))
+
+
+def cache_path(kind: str, key: str, suffix: str = "") -> Path:
+    """Where the result ``key`` of computation ``kind`` lives: ``cache_dir()/<kind>/<key><suffix>``.
+    """
+    return cache_dir() / kind / f"{key}{suffix}"
+
+
+def cached_json(kind: str, key: str, compute: Callable[[], Any], *, cache: bool = True) -> Any:
+    """``compute()``, stored as JSON under ``(kind, key)`` and read back on later calls."""
+    path = cache_path(kind, key, ".json")
+    if cache and path.exists():
+        return json.loads(path.read_text())
+    value = compute()
+    if cache:
+        write_json(path, value)
+    return json.loads(json.dumps(value, default=str))  # the same types as a cache hit
+
+
+def cached_arrays(kind: str, key: str, compute: Callable[[], dict[str, np.ndarray]], *,
+                  cache: bool = True) -> dict[str, np.ndarray]:
+    """``compute()`` (a mapping of names to arrays), stored as ``.npz`` under ``(kind, key)``."""
+    path = cache_path(kind, key, ".npz")
+    if cache and path.exists():
+        with np.load(path, allow_pickle=False) as stored:
+            return {name: stored[name] for name in stored.files}
+    arrays = {name: np.asarray(value) for name, value in compute().items()}
+    if cache:
+        with atomic_file(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    return arrays

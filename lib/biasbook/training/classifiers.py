@@ -1,0 +1,188 @@
+"""Text classifiers on top of a pre-trained encoder, with every prediction cached.
+
+- :class:`SentenceEncoder`: mean-pooled (and by default L2-normalised) hidden states of any
+  Hugging Face encoder (e.g. the offline all-MiniLM-L6-v2), cached per text under the model's
+  fingerprint.
+- :class:`EmbeddingClassifier`: a frozen encoder with a logistic-regression head (a linear probe).
+- :func:`finetune_classifier`: an end-to-end fine-tuned sequence classifier
+  (``AutoModelForSequenceClassification``), saved once per recipe and training data, whose
+  fingerprint is that key (:class:`FineTunedClassifier`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from biasbook import store
+from biasbook.models import LanguageModel
+from biasbook.paths import cache_dir
+from biasbook.scoring.batching import pad, token_batches
+from biasbook.scoring.cache import cached_run
+
+TRAINING_VERSION = 1
+
+@dataclass
+class FineTunedClassifier:
+    """A sequence classifier fine-tuned end to end; ``predict_proba`` gives P(label 1) and
+    caches it per text under the fine-tuned weights' key."""
+
+    lm: LanguageModel  # kind "encoder": the classification model, fingerprint = training key
+    max_length: int = 128
+    batch_tokens: int = 8192
+
+    def predict_proba(self, texts: Sequence[str], *, progress: bool | None = None
+                      ) -> np.ndarray:
+        texts = list(texts)
+        key = json.dumps(["proba", self.max_length, TRAINING_VERSION])
+        values = cached_run(self.lm, key, dict.fromkeys(texts), self._engine,
+                         batch_tokens=self.batch_tokens, cache=True, progress=progress,
+                         desc=f"{self.lm.name} predictions")
+        return np.array([float(values[t][0]) for t in texts])
+
+    def _engine(self, todo: list[str], budget: int):
+        tok = self.lm.tokenizer
+        seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
+        pad_id = tok.pad_token_id or 0
+        for batch in token_batches([len(s) for s in seqs], budget):
+            ids = pad([seqs[i] for i in batch], pad_id, self.lm.device)
+            lengths = torch.tensor([len(seqs[i]) for i in batch])
+            mask = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).long()
+            logits = self.lm.model(input_ids=ids, attention_mask=mask.to(ids.device)).logits
+            proba = torch.softmax(logits.float(), dim=-1)[:, 1].cpu().numpy()
+            yield batch, [np.array([p], dtype=np.float32) for p in proba]
+
+
+def finetune_classifier(name: str, texts: Sequence[str], labels: Sequence[int], *,
+                        epochs: int = 3, lr: float = 2e-5, batch_size: int = 16,
+                        max_length: int = 128, seed: int = 0, device: str | None = None,
+                        progress: bool = True) -> FineTunedClassifier:
+    """Fine-tune ``name`` (a Hugging Face id or folder) as a binary sequence classifier with
+    AdamW and a linear decay, or load the weights of an identical earlier run from
+    ``cache_dir()/classifiers/``. Meant for the ``paper`` profile (a GPU): on two CPU cores the
+    book uses a frozen encoder with a linear head instead (:mod:`biasbook.downstream`)."""
+    from tqdm.auto import tqdm
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    texts, labels = list(texts), [int(y) for y in labels]
+    recipe = [name, epochs, lr, batch_size, max_length, seed, TRAINING_VERSION]
+    digest = store.content_key(recipe, texts, labels, length=64)
+    folder = cache_dir() / "classifiers" / f"{Path(name).name}-{digest[:16]}"
+    if not (folder / "config.json").exists():
+        torch.manual_seed(seed)
+        tokenizer = AutoTokenizer.from_pretrained(name)
+        model = AutoModelForSequenceClassification.from_pretrained(name, num_labels=2)
+        model.to(device).train()
+        encoded = [tokenizer(t, truncation=True, max_length=max_length)["input_ids"]
+                   for t in texts]
+        optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
+        steps = epochs * -(-len(texts) // batch_size)
+        schedule = get_linear_schedule_with_warmup(optimiser, steps // 10, steps)
+        pad_id = tokenizer.pad_token_id or 0
+        rng = np.random.default_rng(seed)
+        with tqdm(total=steps, desc=f"fine-tuning {name}", disable=not progress) as bar:
+            for _ in range(epochs):
+                order = rng.permutation(len(texts)).tolist()
+                for start in range(0, len(order), batch_size):
+                    batch = order[start:start + batch_size]
+                    ids = pad([encoded[i] for i in batch], pad_id, device)
+                    lengths = torch.tensor([len(encoded[i]) for i in batch])
+                    mask = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).long()
+                    target = torch.tensor([labels[i] for i in batch], device=device)
+                    loss = model(input_ids=ids, attention_mask=mask.to(device),
+                                 labels=target).loss
+                    loss.backward()
+                    optimiser.step()
+                    schedule.step()
+                    optimiser.zero_grad(set_to_none=True)
+                    bar.update(1)
+        with store.atomic_dir(folder) as staging:
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).to(device).eval()
+    lm = LanguageModel(name=f"{Path(name).name}-classifier", model=model, tokenizer=tokenizer,
+                       kind="encoder", fingerprint=digest)
+    return FineTunedClassifier(lm, max_length=max_length)
+
+
+#: Bump when the embedding definition changes, so that cached embeddings are not reused.
+EMBEDDING_VERSION = 1
+
+
+@dataclass
+class SentenceEncoder:
+    """Mean-pooled (and by default L2-normalised) last hidden states of a Hugging Face encoder,
+    truncated to ``max_length`` tokens: the sentence-transformers pipeline of all-MiniLM-L6-v2
+    (``Transformer -> Pooling(mean) -> Normalize``). Embeddings are cached per text by the
+    scoring engine's cache, keyed by the model fingerprint, ``max_length`` and ``normalize``.
+    """
+
+    lm: LanguageModel
+    max_length: int = 128
+    normalize: bool = True
+    batch_tokens: int = 8192
+
+    @property
+    def key(self) -> str:
+        return json.dumps(["embed-mean", self.max_length, self.normalize, EMBEDDING_VERSION])
+
+    def embed(self, texts: Sequence[str], *, cache: bool = True,
+              progress: bool | None = None) -> np.ndarray:
+        """``[len(texts), hidden]`` float32 embeddings, in input order."""
+        texts = list(texts)
+        values = cached_run(self.lm, self.key, dict.fromkeys(texts), self._engine,
+                         batch_tokens=self.batch_tokens, cache=cache, progress=progress,
+                         desc=f"{self.lm.name} embeddings")
+        return np.stack([values[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def _engine(self, todo: list[str], budget: int) -> Iterator[tuple[list[int], list]]:
+        tok = self.lm.tokenizer
+        seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
+        pad_id = tok.pad_token_id or 0
+        for batch in token_batches([len(s) for s in seqs], budget):
+            ids = pad([seqs[i] for i in batch], pad_id, self.lm.device)
+            mask = (torch.arange(ids.shape[1])[None, :]
+                    < torch.tensor([len(seqs[i]) for i in batch])[:, None]).to(ids.device)
+            hidden = self.lm.model(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+            weights = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            if self.normalize:
+                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            yield batch, list(pooled.float().cpu().numpy())
+
+
+@dataclass
+class EmbeddingClassifier:
+    """A frozen :class:`SentenceEncoder` with a logistic-regression head (scikit-learn).
+
+    Only the head is trained, so whatever the pre-trained encoder does with a region name
+    reaches the prediction unchanged by task training.
+    """
+
+    encoder: SentenceEncoder
+    C: float = 1.0
+    head: object = field(default=None, repr=False)
+
+    def fit(self, texts: Sequence[str], labels: Sequence[int], *,
+            progress: bool | None = None) -> EmbeddingClassifier:
+        from sklearn.linear_model import LogisticRegression
+
+        x = self.encoder.embed(texts, progress=progress)
+        self.head = LogisticRegression(C=self.C, max_iter=2000).fit(x, np.asarray(labels))
+        return self
+
+    def predict_proba(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
+        if self.head is None:
+            raise RuntimeError("fit the classifier first")
+        return self.head.predict_proba(self.encoder.embed(texts, progress=progress))[:, 1]

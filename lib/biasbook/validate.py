@@ -1,0 +1,46 @@
+"""Checks at the point of input, shared by every module: one message for one kind of mistake.
+
+- :data:`MODES`: ``"paper"`` (the paper's text, the default everywhere) and ``"as-coded"`` (the
+  authors' code where it differs from the text).
+- :func:`choice`: a value must be one of a few names.
+- :func:`word_list`: a list of words or sentences, never a bare string (which Python would
+  happily iterate letter by letter) and never empty.
+
+>>> choice("mode", "paper", MODES)
+'paper'
+>>> word_list("targets", ["paris", "rome"])
+['paris', 'rome']
+>>> word_list("targets", "paris")
+Traceback (most recent call last):
+...
+TypeError: targets must be a list of strings, not the bare string 'paris' (write ['paris'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+MODES = ("paper", "as-coded")
+
+
+def choice(name: str, value: str, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices``; otherwise a ``ValueError`` that lists them."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def word_list(name: str, value: Iterable[str], *, allow_empty: bool = False) -> list[str]:
+    """``value`` as a list of strings; a bare string, or an empty list unless allowed, is an error.
+    """
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a list of strings, not the bare string {value!r} "
+                        f"(write [{value!r}])")
+    items = list(value)
+    bad = [v for v in items if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"{name} must hold strings only; got {bad[:3]!r}")
+    if not items and not allow_empty:
+        raise ValueError(f"{name} is empty")
+    return items

@@ -1,0 +1,81 @@
+"""The library's architecture, checked: chapters sit on top, notebooks narrate, profiles match."""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from biasbook import profiles
+from biasbook.paths import PROJECT_ROOT
+
+LIB = PROJECT_ROOT / "lib" / "biasbook"
+CHAPTER_DIRS = sorted(p for p in (PROJECT_ROOT / "notebooks").iterdir() if p.is_dir())
+CHAPTER_NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").rglob("*.ipynb"))
+MAX_LOGIC_LINES = 15  # per code cell; a cell that draws a figure may have twice as many
+PLOT_MARKERS = ("plt.", "ax.", "axes", "sns.", "fig")
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("path", sorted(p for p in LIB.rglob("*.py") if "chapters" not in p.parts),
+                         ids=lambda p: str(p.relative_to(LIB)))
+def test_nothing_outside_chapters_imports_a_chapter(path):
+    bad = sorted(m for m in imported_modules(path) if m.startswith("biasbook.chapters"))
+    assert not bad, f"{path.name} imports chapter code {bad}: move the shared part down a layer"
+
+
+@pytest.mark.parametrize("folder", CHAPTER_DIRS, ids=lambda p: p.name)
+def test_every_notebook_folder_has_its_chapter_package(folder):
+    package = LIB / "chapters" / folder.name.replace("-", "_")
+    assert (package / "__init__.py").exists(), f"notebooks/{folder.name} has no {package}"
+
+
+def logic_lines(source: str) -> list[str]:
+    return [line for line in source.splitlines()
+            if line.strip() and not line.strip().startswith(("#", "%"))]
+
+
+@pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_notebook_cells_narrate(path):
+    nb = json.loads(path.read_text())
+    long = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        limit = MAX_LOGIC_LINES * (2 if any(m in source for m in PLOT_MARKERS) else 1)
+        if len(logic_lines(source)) > limit:
+            long.append((i, len(logic_lines(source))))
+    assert not long, f"cells (index, lines) {long} are over {MAX_LOGIC_LINES} lines of logic: " \
+                     "move the pipeline into lib/biasbook/chapters/"
+
+
+@pytest.mark.parametrize("chapter", profiles.chapters())
+def test_profiles_give_every_notebook_exactly_what_it_declares(chapter):
+    spec = profiles.chapter_spec(chapter)
+    stems = [Path(n).stem for n in spec["notebooks"]]
+    declared = {s: profiles.declared_params(profiles.NOTEBOOKS_DIR / chapter / f"{s}.ipynb")
+                for s in stems}
+    for profile in profiles.PROFILES:
+        for stem in stems:
+            given = profiles.notebook_params(chapter, profile, stem)
+            missing = sorted(set(declared[stem]) - set(given))
+            assert not missing, f"{profile}: {stem} declares {missing}, the profile lacks them"
+        values = spec[profile]
+        chapter_keys = {k for k in values if k not in stems}
+        unread = sorted(k for k in chapter_keys if not any(k in d for d in declared.values()))
+        assert not unread, f"{profile}: no notebook reads the chapter-level keys {unread}"
+        for stem in stems:
+            unread = sorted(set(values.get(stem) or {}) - set(declared[stem]))
+            assert not unread, f"{profile}: {stem} does not read its keys {unread}"
