@@ -45,9 +45,10 @@ book: setup $(MATHJAX)
 		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 	@mv _build/.inputs.next _build/.inputs  # the inputs the build started from
+	$(BIN)/python -m biasbook.book_check _build/html  # equations MathJax cannot typeset
 	@echo "open _build/html/index.html"
 
-test: setup
+test: setup $(MATHJAX)
 	$(BIN)/ruff check lib tests benchmarks notebooks book
 	$(BIN)/pytest
 

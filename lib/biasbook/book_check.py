@@ -1,0 +1,133 @@
+"""Checks of the *built* book that the Sphinx build itself does not make.
+
+MathJax typesets the book's equations in the reader's browser, so an equation MathJax cannot
+typeset (``\\tag`` inside a ``split``, two ``\\tag`` in one display, a missing brace) builds without
+a warning and shows up as a red error on the page. :func:`math_errors` runs every equation of
+every built page through the book's own MathJax copy, in Node.js, exactly as the browser would,
+and :func:`stray_math` finds math delimiters left in plain text (math that never reached MathJax).
+
+``python -m biasbook.book_check _build/html`` prints every problem and exits with status 1 if there
+is one; ``make book`` runs it after the build.
+
+>>> html = '<p>Fine: <span class="math">\\\\(x^2\\\\)</span>. Stray: $$y$$</p>'
+>>> [m.tex for m in page_math(html)], stray_math(html)
+(['x^2'], ['$$y$$'])
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from biasbook.paths import PROJECT_ROOT
+
+MATHJAX_DIR = PROJECT_ROOT / ".cache" / "static" / "mathjax"  # fetched by the Makefile
+TEX_CHECK_JS = Path(__file__).with_name("tex_check.js")
+_DELIMITERS = ((r"\[", r"\]"), (r"\(", r"\)"), ("$$", "$$"))
+_STRAY = re.compile(r"\$\$.+?\$\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
+_SKIP_TAGS = ("script", "style", "code", "pre", "textarea")
+
+
+@dataclass(frozen=True)
+class Math:
+    """One equation of a page: its TeX (delimiters removed) and whether it is displayed."""
+
+    tex: str
+    display: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    page: str
+    kind: str  # "mathjax error" or "unrendered math"
+    detail: str
+    tex: str = ""
+
+    def __str__(self) -> str:
+        snippet = " ".join(self.tex.split())[:120]
+        return f"{self.page}: {self.kind}: {self.detail}" + (f"  [{snippet}]" if snippet else "")
+
+
+def _soup(html: str):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(html, "html.parser")
+
+
+def page_math(html: str) -> list[Math]:
+    """Every equation Sphinx wrote into a page (elements of class ``math``)."""
+    found = []
+    for element in _soup(html).select(".math"):
+        tex = element.get_text().strip()
+        for left, right in _DELIMITERS:
+            if tex.startswith(left) and tex.endswith(right):
+                tex = tex[len(left):len(tex) - len(right)].strip()
+                break
+        found.append(Math(tex, element.name == "div"))
+    return found
+
+
+def stray_math(html: str) -> list[str]:
+    """Math delimiters in the page's plain text, outside equations, code and scripts."""
+    soup = _soup(html)
+    for element in soup.select(".math"):
+        element.decompose()
+    for tag in soup.find_all(_SKIP_TAGS):
+        tag.decompose()
+    return _STRAY.findall(soup.get_text())
+
+
+def tex_errors(equations: list[Math], mathjax_dir: Path = MATHJAX_DIR) -> list[str | None]:
+    """MathJax's error message for each equation (``None`` where it typesets), via Node.js."""
+    if not equations:
+        return []
+    node = shutil.which("node")
+    if node is None or not (mathjax_dir / "node-main.js").exists():
+        raise RuntimeError(f"the equation check needs Node.js and MathJax in {mathjax_dir} "
+                           "(run `make book` or `make test`, which fetch it)")
+    lines = "\n".join(json.dumps({"tex": m.tex, "display": m.display}) for m in equations)
+    out = subprocess.run([node, str(TEX_CHECK_JS), str(mathjax_dir)], input=lines, text=True,
+                         capture_output=True, check=True).stdout
+    errors = [json.loads(line)["error"] for line in out.splitlines() if line.startswith("{")]
+    return [None if e is None else html.unescape(e) for e in errors]
+
+
+def check_pages(html_dir: str | Path) -> list[Problem]:
+    """Every MathJax error and every stray math delimiter in the pages under ``html_dir``."""
+    html_dir = Path(html_dir)
+    pages = sorted(p for p in html_dir.rglob("*.html") if "_static" not in p.parts)
+    problems, equations, owners = [], [], []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        name = str(page.relative_to(html_dir))
+        problems += [Problem(name, "unrendered math", s) for s in stray_math(text)]
+        for m in page_math(text):
+            equations.append(m)
+            owners.append(name)
+    for name, m, error in zip(owners, equations, tex_errors(equations), strict=True):
+        if error:
+            problems.append(Problem(name, "mathjax error", error, m.tex))
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    html_dir = Path(args[0] if args else PROJECT_ROOT / "_build" / "html")
+    if not html_dir.is_dir():
+        print(f"no built book in {html_dir}: run `make book` first")
+        return 2
+    problems = check_pages(html_dir)
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s) in the built pages of {html_dir}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

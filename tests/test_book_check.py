@@ -1,0 +1,45 @@
+"""The built-book check finds the MathJax errors a browser would show, and stray delimiters."""
+
+import shutil
+
+import pytest
+
+from biasbook import book_check
+
+needs_mathjax = pytest.mark.skipif(
+    shutil.which("node") is None or not (book_check.MATHJAX_DIR / "node-main.js").exists(),
+    reason="needs Node.js and the MathJax copy that `make test` fetches")
+
+BROKEN = r"""<html><body><h1>Eq</h1>
+<div class="math notranslate nohighlight">\[\begin{split}a \\ b \tag{3}\end{split}\]</div>
+<div class="math notranslate nohighlight">\[x \tag{4} \qquad y \tag{5}\]</div>
+<p>inline <span class="math notranslate nohighlight">\(x^2\)</span> and a stray $$z$$.</p>
+</body></html>"""
+FINE = r"""<html><body>
+<div class="math notranslate nohighlight" id="e">\begin{equation}x \tag{4}\end{equation}</div>
+<div class="math notranslate nohighlight">\[\begin{split}a &amp;= b \\ c &amp;= d\end{split}\]</div>
+<pre>$$ code is not math $$</pre>
+</body></html>"""
+
+
+@needs_mathjax
+def test_a_page_with_mathjax_errors_fails_and_a_clean_one_passes(tmp_path):
+    (tmp_path / "broken.html").write_text(BROKEN)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "fine.html").write_text(FINE)
+    problems = book_check.check_pages(tmp_path)
+    assert sorted((p.page, p.kind, p.detail) for p in problems) == [
+        ("broken.html", "mathjax error", "Multiple \\tag"),
+        ("broken.html", "mathjax error", "\\tag not allowed in split environment"),
+        ("broken.html", "unrendered math", "$$z$$"),
+    ]
+    assert book_check.main([str(tmp_path)]) == 1
+    (tmp_path / "broken.html").unlink()
+    assert book_check.main([str(tmp_path)]) == 0
+
+
+def test_equations_are_read_without_their_delimiters():
+    maths = book_check.page_math(FINE)
+    assert [m.tex for m in maths] == [r"\begin{equation}x \tag{4}\end{equation}",
+                                      r"\begin{split}a &= b \\ c &= d\end{split}"]
+    assert all(m.display for m in maths)
