@@ -131,7 +131,7 @@ def test_slot_probabilities_are_cached(lms):
     ("people are kind .", ["paris"], {}, "exactly one"),
     ("{} and {} are kind .", ["paris"], {}, "exactly one"),
     ([], ["paris"], {}, "at least one template"),
-    ("{} is kind .", [], {}, "at least one candidate"),
+    ("{} is kind .", [], {}, "candidates is empty"),
     ("{} is kind .", ["paris", ""], {}, "non-empty"),
     ("{} is kind .", ["paris", "paris"], {}, "distinct"),
     ("{} is kind .", ["paris"], {"mode": "typo"}, "mode must be"),

@@ -42,5 +42,5 @@ def word_list(name: str, value: Iterable[str], *, allow_empty: bool = False) -> 
     if bad:
         raise TypeError(f"{name} must hold strings only; got {bad[:3]!r}")
     if not items and not allow_empty:
-        raise ValueError(f"{name} is empty")
+        raise ValueError(f"{name} is empty: give at least one")
     return items

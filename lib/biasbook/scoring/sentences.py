@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from biasbook import validate
 from biasbook.models import LanguageModel
 from biasbook.scoring.cache import ScoreCache, cached_run
 from biasbook.scoring.causal import clm_logprobs
@@ -114,9 +115,7 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
     pass. ``cache`` (True: the model's file under ``cache_dir()/scores``) makes reruns compute
     only new sentences and resume after an interruption. ``progress`` None shows a bar on long runs.
     """
-    sentences = list(sentences)
-    if not sentences:
-        raise ValueError("score_sentences needs at least one sentence")
+    sentences = validate.word_list("sentences", sentences)
     for i, text in enumerate(sentences):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"sentence {i} is {text!r}: every sentence must be a non-empty string")
@@ -125,9 +124,13 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
 
     def engine(todo: list[str], budget: int) -> Iterator[tuple[list[int], list[np.ndarray]]]:
         seqs = [lm.encode(text) for text in todo]
+        limit = context_length(lm) - len(lm.prefix_ids)
         for text, seq in zip(todo, seqs, strict=True):
             if not seq:
                 raise ValueError(f"{text!r} has no tokens under {lm.name}'s tokenizer")
+            if limit and len(seq) > limit:
+                raise ValueError(f"sentence {text[:60]!r}... has {len(seq)} tokens, more than "
+                                 f"{lm.name} can read ({limit}); shorten or split it")
         if method == "clm":
             return clm_logprobs(lm, seqs, budget)
         if method in ("aul", "aula") and lm.kind == "masked":
@@ -166,6 +169,19 @@ def resolve_method(lm: LanguageModel, method: str | None, mode: str) -> tuple[st
                              "or, for the HERB code's reconstruction score, mode='as-coded'")
         return method, mode
     return method, "paper"
+
+
+def context_length(lm: LanguageModel) -> int:
+    """The most positions the model reads (0 where its config does not say)."""
+    config = getattr(lm.model, "config", None)
+    if config is None:
+        return 0
+    for name in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        value = getattr(config, name, None) or getattr(config.get_text_config(), name, None)
+        if isinstance(value, int) and value > 0:
+            return value - (2 if config.model_type in ("roberta", "xlm-roberta", "camembert")
+                            else 0)  # RoBERTa's positions start after the padding index
+    return 0
 
 
 def method_key(lm: LanguageModel, method: str, mode: str) -> str:

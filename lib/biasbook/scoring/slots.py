@@ -41,6 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from biasbook import validate
 from biasbook.models import LanguageModel
 from biasbook.scoring.cache import ScoreCache, cached_run
 from biasbook.scoring.masked import masked_slot_logprobs
@@ -61,7 +62,7 @@ def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
     probabilities, which stay finite where products of sub-token probabilities underflow.
     """
     templates = [template] if isinstance(template, str) else list(template)
-    candidates = list(candidates)
+    candidates = validate.word_list("candidates", candidates)
     _check(lm, templates, candidates, mode)
     options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress)
     if lm.kind == "masked":
@@ -86,8 +87,6 @@ def _check(lm: LanguageModel, templates: list[str], candidates: list[str], mode:
     for t in templates:
         if not isinstance(t, str) or t.count(PLACEHOLDER) != 1:
             raise ValueError(f"template {t!r} must contain exactly one {PLACEHOLDER!r} slot")
-    if not candidates:
-        raise ValueError("slot_probabilities needs at least one candidate")
     if any(not isinstance(c, str) or not c.strip() for c in candidates):
         raise ValueError("every candidate must be a non-empty string")
     if len(set(candidates)) != len(candidates):

@@ -1,0 +1,29 @@
+"""Bad input gets a precise message at the point of input, never a silent wrong result.
+
+Each test here reproduces a probe from the bad-input review (issue 16) that used to return a wrong
+number or end deep inside torch.
+"""
+
+import pytest
+
+from biasbook.models import from_model
+from biasbook.scoring import score_sentences, slot_probabilities
+from biasbook.testing import tiny_model
+
+
+@pytest.fixture(scope="module")
+def gpt(tok):
+    return from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2", kind="causal")
+
+
+def test_a_bare_string_is_not_read_letter_by_letter(gpt, private_cache):
+    with pytest.raises(TypeError, match=r"sentences must be a list.*\['thecat'\]"):
+        score_sentences(gpt, "thecat")
+    with pytest.raises(TypeError, match="candidates must be a list"):
+        slot_probabilities(gpt, "people in {} are kind .", "paris")
+
+
+def test_a_sentence_longer_than_the_context_is_named(gpt, private_cache):
+    long = " ".join(["the cat"] * 40)  # 80 tokens; the tiny GPT-2 reads 64 positions
+    with pytest.raises(ValueError, match=r"has 80 tokens, more than tiny-gpt2 can read \(6[34]\)"):
+        score_sentences(gpt, ["a cat .", long], progress=False)
