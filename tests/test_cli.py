@@ -14,7 +14,7 @@ def test_bad_parameters_fail_before_anything_runs(tmp_path):
     with pytest.raises(profiles.ProfileError, match="reads a parameter"):
         cli.run_chapter("demo", "smoke", {"modelz": ["x"]}, runs_dir=tmp_path)
     assert not any(tmp_path.iterdir())
-    with pytest.raises(SystemExit, match="key=value"):
+    with pytest.raises(cli.CLIError, match="key=value"):
         cli.parse_params(["models"])
     with pytest.raises(profiles.ProfileError, match="unknown chapter"):
         cli.run_chapter("no-such-chapter", "smoke", runs_dir=tmp_path)
@@ -56,3 +56,31 @@ def test_profiles_inherit(tmp_path, monkeypatch):
         assert profiles.notebook_params("toy", "paper", "01-a")["models"] == ["big"]
     finally:
         profiles.chapter_spec.cache_clear()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "demo", "-p", "models=["], "parameter 'models': '[' is not valid YAML"),
+    (["run", "demo", "-p", "models=[]"], "'models' of demo/01-offline-models is an empty list"),
+    (["run", "demo", "-p", "sentences=5"], "'sentences' of demo/01-offline-models takes list"),
+    (["run", "demo", "-p", "modelz=x"], "no notebook of chapter 'demo' reads a parameter"),
+    (["run", "no-such-chapter"], "unknown chapter 'no-such-chapter'"),
+    (["compare", "/no/such/run"], "run folder /no/such/run does not exist"),
+])
+def test_errors_are_one_line_with_exit_status_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_scalar_is_a_one_element_list_where_the_profile_has_a_list():
+    assert cli.check_types("demo", "01-offline-models", {"models": "gpt2"}) == {"models": ["gpt2"]}
+
+
+def test_a_malformed_record_is_named(tmp_path, capsys):
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "01.json").write_text("{not json")
+    with pytest.raises(SystemExit):
+        cli.main(["compare", str(tmp_path)])
+    assert "01.json is malformed" in capsys.readouterr().err

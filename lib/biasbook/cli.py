@@ -5,7 +5,10 @@
     biasbook compare [RUN_DIR ...]                         # one tidy table across runs
 
 Parameter values are parsed as YAML, so ``-p models=[gpt2,distilgpt2]`` gives a list and
-``-p n=3`` an integer. The source notebooks are never modified.
+``-p n=3`` an integer; a single value where the profile has a list is taken as a one-element list
+(``-p models=gpt2``). Values are checked against the type of the profile's value. The source
+notebooks are never modified. Errors the tool can name are printed as one line (exit status 2);
+``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ NOTEBOOKS_DIR = profiles.NOTEBOOKS_DIR
 RUNS_DIR = PROJECT_ROOT / "runs"
 
 
+class CLIError(ValueError):
+    """A mistake on the command line, reported as one line."""
+
+
 def parse_params(pairs: list[str]) -> dict:
     """``["a=1", "m=[x,y]"]`` -> ``{"a": 1, "m": ["x", "y"]}``.
 
@@ -36,9 +43,50 @@ def parse_params(pairs: list[str]) -> dict:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SystemExit(f"parameter {pair!r} is not of the form key=value")
-        params[key.strip()] = yaml.safe_load(value)
+            raise CLIError(f"parameter {pair!r} is not of the form key=value")
+        try:
+            params[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise CLIError(f"parameter {key.strip()!r}: {value!r} is not valid YAML "
+                           f"({problem}); quote lists, e.g. -p '{key.strip()}=[a, b]'") from err
     return params
+
+
+def _kind(value) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "text", list: "list", dict: "mapping"}.get(type(value), type(value).__name__)
+
+
+def check_types(chapter: str, notebook: str, given: dict) -> dict:
+    """``given`` with each value checked against the profiles' values of the same parameter.
+
+    A scalar where every profile has a list becomes a one-element list; an integer is accepted
+    where the profile has a float; ``null`` is accepted where a profile has ``null``.
+    """
+    checked = {}
+    for key, value in given.items():
+        examples = [profiles.notebook_params(chapter, p, notebook).get(key)
+                    for p in profiles.PROFILES]
+        kinds = {_kind(v) for v in examples if v is not None}
+        for v in examples:  # a per-corpus mapping {corpus: value} also admits a plain value
+            if isinstance(v, dict):
+                kinds |= {_kind(x) for x in v.values() if x is not None}
+        items = {_kind(x) for v in examples if isinstance(v, list) for x in v}
+        if kinds == {"list"} and not isinstance(value, list) and _kind(value) in items:
+            value = [value]
+        if value is None and None not in examples:
+            raise CLIError(f"parameter {key!r} of {chapter}/{notebook} cannot be null")
+        if value is not None and kinds and _kind(value) not in kinds:
+            raise CLIError(f"parameter {key!r} of {chapter}/{notebook} takes "
+                           f"{' or '.join(sorted(kinds))}, got {value!r}")
+        if value == []:
+            raise CLIError(f"parameter {key!r} of {chapter}/{notebook} is an empty list")
+        checked[key] = value
+    return checked
 
 
 def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
@@ -57,6 +105,7 @@ def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
         stem = Path(name).stem
         declared = profiles.declared_params(source / name)
         profiles.resolve(chapter, profile, stem, **dict.fromkeys(declared))
+        routed[stem] = check_types(chapter, stem, routed[stem])
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = runs_dir / f"{stamp}-{chapter}"
     run_dir.mkdir(parents=True, exist_ok=False)
@@ -83,8 +132,8 @@ def _cmd_list(_args) -> None:
         spec = profiles.chapter_spec(chapter)
         print(f"  {chapter:22s} {spec['title']}  ({len(spec['notebooks'])} notebooks)")
     print(f"profiles: {', '.join(profiles.PROFILES)}")
-    for kind in ("model", "corpus", "benchmark"):
-        print(f"{kind}s:")
+    for kind, plural in (("model", "models"), ("corpus", "corpora"), ("benchmark", "benchmarks")):
+        print(f"{plural}:")
         for name in resources.names(kind):
             print(f"  {name:30s} {resources.entry(name).title}")
     print("any Hugging Face model id or local folder is accepted wherever a model is expected")
@@ -100,8 +149,18 @@ def _cmd_compare(args) -> None:
         print(table.to_string(index=False))
 
 
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from papermill.exceptions import PapermillExecutionError
+
+    from biasbook.models import ModelError
+
+    return (CLIError, profiles.ProfileError, ModelError, resources.ResourceError,
+            results.RecordError, PapermillExecutionError, FileNotFoundError)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="biasbook", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute a chapter's notebooks with papermill")
     run.add_argument("chapter")
@@ -114,7 +173,16 @@ def main(argv: list[str] | None = None) -> None:
     compare.add_argument("runs", nargs="*", help="run folders (default: all under runs/)")
     compare.set_defaults(func=_cmd_compare)
     args = parser.parse_args(argv)
-    args.func(args)
+    try:
+        args.func(args)
+    except _known_errors() as err:
+        if args.debug:
+            raise
+        message = " ".join(str(err).split()) if not hasattr(err, "ename") else \
+            f"{err.ename}: {err.evalue} (cell {err.exec_count}; the executed notebook is kept " \
+            f"in {os.environ.get('BIASBOOK_RUN_DIR', 'the run folder')})"
+        print(f"biasbook: error: {message}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -133,12 +133,23 @@ def _same(a: dict, b: dict) -> bool:
         {k: v for k, v in b.items() if k not in ("value", "paper")}
 
 
+class RecordError(ValueError):
+    """A run folder or result record that cannot be read."""
+
+
 def load(run_dir: str | Path) -> pd.DataFrame:
     """Every metric under a run directory as one tidy table (a row per recorded number)."""
+    if not Path(run_dir).is_dir():
+        raise RecordError(f"run folder {run_dir} does not exist")
     rows = []
     for path in sorted(Path(run_dir).glob("*/*.json")):
-        record = json.loads(path.read_text())
-        for metric in record["metrics"]:
+        try:
+            record = json.loads(path.read_text())
+            metrics = record["metrics"]
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise RecordError(f"result record {path} is malformed ({err}); delete it or "
+                              "re-run its notebook") from err
+        for metric in metrics:
             rows.append({"run": Path(run_dir).name, "chapter": record["chapter"],
                          "notebook": record["notebook"],
                          "profile": record["params"].get("profile"), **metric})
