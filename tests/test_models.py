@@ -41,10 +41,25 @@ def test_load_a_local_folder(tmp_path, tok):
     assert lm.fingerprint == models.fingerprint(model)
 
 
-def test_unknown_model_id_gives_a_clear_error():
-    with pytest.raises(models.ModelError, match="'no-such-org/no-such-model' is neither in the "
-                                                "registry"):
+def test_unknown_model_id_offline_says_the_hub_is_off_at_once(monkeypatch):
+    import transformers
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the hub must not be tried (and retried) when it is switched off")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", no_hub)
+    with pytest.raises(models.ModelError, match="'no-such-org/no-such-model' is not in the "
+                                                "registry nor a local folder.*HF_HUB_OFFLINE"):
         models.load("no-such-org/no-such-model")
+
+
+def test_a_model_folder_without_tokenizer_files_fails_to_load(tmp_path, tok):
+    from biasbook.testing import tiny_model
+
+    tiny_model("gpt2", len(tok)).save_pretrained(tmp_path / "no-tokenizer")
+    with pytest.raises(models.ModelError, match="has no tokenizer files"):
+        models.load(str(tmp_path / "no-tokenizer"))
 
 
 def test_bad_kind_is_refused(tok):

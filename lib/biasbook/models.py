@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -160,20 +161,40 @@ def load(name: str, *, kind: str | None = None, device: str | None = None,
 
 
 def _load_hf(name: str, kind: str | None, dtype: torch.dtype) -> LanguageModel:
+    from huggingface_hub.errors import RepositoryNotFoundError
     from transformers import AutoConfig, AutoTokenizer
 
+    known = f"registry models: {', '.join(resources.names('model'))}"
+    if not Path(name).is_dir() and _hub_offline():
+        raise ModelError(f"model {name!r} is not in the registry nor a local folder, and the "
+                         f"Hugging Face hub is switched off here (HF_HUB_OFFLINE=1); {known}")
+    if Path(name).is_dir() and not any((Path(name) / f).exists() for f in _TOKENIZER_FILES):
+        raise ModelError(f"model folder {name} has no tokenizer files "
+                         f"({', '.join(_TOKENIZER_FILES)}): save the tokenizer beside the weights")
     try:
         config = AutoConfig.from_pretrained(name)
+    except RepositoryNotFoundError as err:
+        raise ModelError(f"model {name!r} does not exist on the Hugging Face hub (or is "
+                         f"private); {known}") from err
     except (OSError, ValueError) as err:
         raise ModelError(
-            f"model {name!r} is neither in the registry ({', '.join(resources.names('model'))}) "
-            f"nor loadable from the Hugging Face hub or a local folder: {err.__class__.__name__}. "
-            "Check the id; offline, only the registry models and local folders work."
+            f"model {name!r} could not be loaded from the Hugging Face hub or a local folder "
+            f"({err.__class__.__name__}: {str(err).splitlines()[0][:160]}); {known}"
         ) from err
     kind = kind or infer_kind(config)
     model = _auto_class(kind).from_pretrained(name, dtype=dtype)
     tokenizer = AutoTokenizer.from_pretrained(name)
     return from_model(model, tokenizer, name=name, kind=kind)
+
+
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "spiece.model",
+                    "sentencepiece.bpe.model", "vocab.json")
+
+
+def _hub_offline() -> bool:
+    """True when the hub is switched off, so that no time is spent on retries."""
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "BIASBOOK_OFFLINE"))
 
 
 def _load_registry_model(name: str, kind: str | None, dtype: torch.dtype) -> LanguageModel:
