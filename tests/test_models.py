@@ -96,3 +96,49 @@ def test_fingerprint_follows_weight_updates(tok):
         next(iter(lm.model.parameters())).view(-1)[0] += 1.0
     assert lm.refresh_fingerprint() != before == models.fingerprint(
         testing.tiny_model("gpt2", len(tok)))
+
+
+def _converted_folder(tmp_path, tok):
+    from safetensors.torch import save_model
+
+    from biasbook.testing import tiny_model
+
+    model = tiny_model("gpt2", len(tok))
+    folder = tmp_path / "converted"
+    folder.mkdir()
+    save_model(model, str(folder / "model.safetensors"))
+    (folder / "FINGERPRINT").write_text(models.fingerprint(model) + "\n")
+    return model, folder
+
+
+def test_changed_cached_weights_are_caught_not_trusted(tmp_path, tok):
+    import torch
+    from safetensors.torch import save_model
+
+    model, folder = _converted_folder(tmp_path, tok)
+    # a cache from before the sha256 record: checked once against the fingerprint, then recorded
+    assert models._verified_fingerprint(folder, model) == models.fingerprint(model)
+    assert (folder / models.WEIGHTS_SHA256).exists()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(0.5)  # the probe: halve one tensor in the cached file
+    save_model(model, str(folder / "model.safetensors"))
+    with pytest.raises(models.ModelError, match=f"changed after conversion: delete the folder "
+                                                f"{folder}"):
+        models._verified_fingerprint(folder, model)
+    (folder / models.WEIGHTS_SHA256).unlink()  # no record: the fingerprint no longer matches
+    with pytest.raises(models.ModelError, match="do not match their fingerprint"):
+        models._verified_fingerprint(folder, model)
+
+
+def test_staging_folders_of_interrupted_conversions_are_removed(tmp_path):
+    import os
+    import time
+
+    target = tmp_path / "smollm2-135m-0.1.2"
+    old, fresh = tmp_path / f".{target.name}-abc", tmp_path / f".{target.name}-def"
+    old.mkdir()
+    fresh.mkdir()
+    past = time.time() - 2 * models.STALE_STAGING_S
+    os.utime(old, (past, past))
+    models._remove_stale_staging(target)
+    assert not old.exists() and fresh.exists(), "a conversion still running keeps its folder"

@@ -26,14 +26,13 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
-from biasbook import resources
+from biasbook import resources, store
 from biasbook.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -207,10 +206,14 @@ def _load_registry_model(name: str, kind: str | None, dtype: torch.dtype) -> Lan
     cached = _converted_gguf(name, folder)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(cached, dtype=dtype)
-    tokenizer = AutoTokenizer.from_pretrained(cached)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(cached, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(cached)
+    except (OSError, ValueError, RuntimeError) as err:  # e.g. a truncated weights file
+        raise ModelError(f"the converted model in {cached} cannot be read ({err}): delete the "
+                         "folder and load the model again to re-convert it") from err
     lm = LanguageModel(name=name, model=model.eval(), tokenizer=tokenizer, kind="causal",
-                       fingerprint=(cached / "FINGERPRINT").read_text().strip(),
+                       fingerprint=_verified_fingerprint(cached, model),
                        prefix_ids=_prefix_ids(tokenizer, "causal", e.extra.get("bos_token")))
     lm.notes.append(f"de-quantised from {e.extra['gguf']} ({e.extra['package']}); "
                     "plain text is scored without the tokenizer's special tokens")
@@ -227,9 +230,15 @@ def _gguf_path(name: str, folder: Path) -> Path:
 
 
 def _converted_gguf(name: str, folder: Path) -> Path:
-    """Folder with the de-quantised model as safetensors; converted on first use, atomically."""
+    """Folder with the de-quantised model as safetensors; converted on first use, atomically.
+
+    The folder holds ``FINGERPRINT`` (of the weights) and ``WEIGHTS_SHA256`` (of the weights
+    file), so that a changed or damaged file is caught on load (:func:`_verified_fingerprint`).
+    Staging folders that an interrupted conversion left behind are removed.
+    """
     e = resources.entry(name)
     target = cache_dir() / "models" / f"{name}-{e.extra['package'].split('==')[-1]}"
+    _remove_stale_staging(target)
     if (target / "FINGERPRINT").exists():
         return target
     from safetensors.torch import save_model
@@ -241,16 +250,44 @@ def _converted_gguf(name: str, folder: Path) -> Path:
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
                                                  dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    # save_pretrained refuses GGUF-loaded models; save_model drops tied duplicates itself.
-    save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
-    model.config.save_pretrained(staging)
-    if getattr(model, "generation_config", None) is not None:
-        model.generation_config.save_pretrained(staging)
-    tokenizer.save_pretrained(staging)
-    (staging / "FINGERPRINT").write_text(fingerprint(model) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    with store.atomic_dir(target) as staging:
+        # save_pretrained refuses GGUF-loaded models; save_model drops tied duplicates itself.
+        save_model(model, str(staging / "model.safetensors"), metadata={"format": "pt"})
+        model.config.save_pretrained(staging)
+        if getattr(model, "generation_config", None) is not None:
+            model.generation_config.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / WEIGHTS_SHA256).write_text(
+            resources.sha256_of(staging / "model.safetensors") + "\n")
+        (staging / "FINGERPRINT").write_text(fingerprint(model) + "\n")
     log.info("converted %s in %.1f s", name, time.perf_counter() - start)
     return target
+
+
+WEIGHTS_SHA256 = "WEIGHTS_SHA256"
+STALE_STAGING_S = 3600  # a conversion takes about a minute; older staging folders are leftovers
+
+
+def _remove_stale_staging(target: Path) -> None:
+    for staging in target.parent.glob(f".{target.name}-*"):
+        if time.time() - staging.stat().st_mtime > STALE_STAGING_S:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _verified_fingerprint(folder: Path, model: torch.nn.Module) -> str:
+    """The stored fingerprint, once the weights file is checked against its recorded sha256.
+
+    A cache written before the sha256 was recorded is checked once by fingerprinting the loaded
+    weights, and the sha256 is recorded then.
+    """
+    stored = (folder / "FINGERPRINT").read_text().strip()
+    weights = folder / "model.safetensors"
+    advice = f"delete the folder {folder} and load the model again to re-convert it"
+    if (folder / WEIGHTS_SHA256).exists():
+        if resources.sha256_of(weights) != (folder / WEIGHTS_SHA256).read_text().strip():
+            raise ModelError(f"the cached weights {weights} changed after conversion: {advice}")
+        return stored
+    if fingerprint(model) != stored:
+        raise ModelError(f"the cached weights in {folder} do not match their fingerprint: {advice}")
+    store.write_text(folder / WEIGHTS_SHA256, resources.sha256_of(weights) + "\n")
+    return stored
