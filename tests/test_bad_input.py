@@ -27,3 +27,22 @@ def test_a_sentence_longer_than_the_context_is_named(gpt, private_cache):
     long = " ".join(["the cat"] * 40)  # 80 tokens; the tiny GPT-2 reads 64 positions
     with pytest.raises(ValueError, match=r"has 80 tokens, more than tiny-gpt2 can read \(6[34]\)"):
         score_sentences(gpt, ["a cat .", long], progress=False)
+
+
+def test_herb_refuses_non_finite_or_empty_input_and_survives_huge_scores():
+    import numpy as np
+
+    from biasbook.metrics import herb
+
+    tree = herb.RegionTree(("AF", "AS", "EU"), [-1, -1, -1])
+    scores = [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match=r"region_scores of \['AS'\] are NaN or infinite"):
+        herb.region_weighted_bias(tree, scores, [0.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match="the region tree is empty"):
+        herb.hierarchical_bias(herb.RegionTree((), []), np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="need at least one region and one descriptor"):
+        herb.hierarchical_bias(tree, np.zeros((3, 0)))
+    # scaling every score leaves the unit vectors, and so the bias, unchanged (Eq. 2)
+    expected = herb.hierarchical_bias(tree, scores).overall
+    huge = herb.hierarchical_bias(tree, np.asarray(scores) * 1e200).overall
+    assert expected > 0 and huge == pytest.approx(expected, rel=1e-12)

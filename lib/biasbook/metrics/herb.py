@@ -234,8 +234,13 @@ def raw_vectors(scores: ArrayLike, descriptors: ArrayLike | None = None) -> NDAr
         raise ValueError(f"scores must be 2-D or 3-D, got shape {raw.shape}")
     if descriptors is not None:
         raw = raw[:, np.asarray(descriptors)]
-    if not np.isfinite(raw).all():
-        raise ValueError("scores contain NaN or infinite values")
+    if raw.shape[0] == 0 or raw.shape[1] == 0:
+        raise ValueError(f"scores of shape {raw.shape}: need at least one region and one "
+                         "descriptor")
+    bad = ~np.isfinite(raw).all(axis=1)
+    if bad.any():
+        raise ValueError(f"scores of regions {np.flatnonzero(bad)[:10].tolist()} contain NaN "
+                         "or infinite values")
     return raw
 
 
@@ -247,11 +252,7 @@ def descriptive_vectors(
     >>> descriptive_vectors([[-3.0, -4.0]])
     array([[-0.6, -0.8]])
     """
-    raw = raw_vectors(scores, descriptors)
-    norms = np.linalg.norm(raw, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise ValueError("a region's scores are all zero: its vector cannot be normalised")
-    return raw / norms
+    return _unit_rows(raw_vectors(scores, descriptors))
 
 
 def cluster_sparseness(vectors: ArrayLike, block: int = 2048) -> float:
@@ -388,9 +389,17 @@ def aggregated_vectors(
 
 
 def _unit_rows(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    """Rows scaled to unit length. A row whose norm overflows (scores near 1e200) is first
+    divided by its largest magnitude, instead of silently becoming a row of zeros."""
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(x, axis=-1, keepdims=True)
     if (norms == 0).any():
-        raise ValueError("a vector is zero: it cannot be normalised")
+        raise ValueError("a region's scores are all zero: its vector cannot be normalised")
+    huge = ~np.isfinite(norms[..., 0])
+    if huge.any():
+        x = x.copy()
+        x[huge] /= np.abs(x[huge]).max(axis=-1, keepdims=True)
+        norms[huge] = np.linalg.norm(x[huge], axis=-1, keepdims=True)
     return x / norms
 
 
@@ -447,9 +456,15 @@ def _herb(
     descriptors: ArrayLike | None,
 ) -> HerbResult:
     """Bottom-up Eq. 8 with the Eq. 9 weights, or the Eq. 10 weights if region_scores given."""
+    if len(tree) == 0:
+        raise ValueError("the region tree is empty")
     if region_scores is not None:
         region_scores = np.asarray(region_scores, dtype=np.float64)
         _check_rows(tree, region_scores, "region_scores")
+        bad = ~np.isfinite(region_scores)
+        if bad.any():
+            raise ValueError(f"region_scores of {[tree.names[i] for i in np.flatnonzero(bad)[:10]]}"
+                             " are NaN or infinite")
     if mode == "as-coded":
         raw = raw_vectors(scores, descriptors)
         _check_rows(tree, raw, "scores")
