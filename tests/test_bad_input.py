@@ -46,3 +46,18 @@ def test_herb_refuses_non_finite_or_empty_input_and_survives_huge_scores():
     expected = herb.hierarchical_bias(tree, scores).overall
     huge = herb.hierarchical_bias(tree, np.asarray(scores) * 1e200).overall
     assert expected > 0 and huge == pytest.approx(expected, rel=1e-12)
+
+
+def test_cooccurrence_bias_refuses_bare_strings_infinite_counts_and_nan_scores():
+    import numpy as np
+
+    from biasbook.metrics.cooccurrence_bias import BiasScores, bias_regression, bias_scores
+
+    with pytest.raises(TypeError, match="words must be a list"):
+        bias_scores("ab", [1, 1], [1, 1], 1, 1)
+    with pytest.raises(ValueError, match="must be finite and > 0, got inf"):
+        bias_scores(["a", "b"], [1, 2], [2, 1], n_male=np.inf, n_female=2)
+    good = BiasScores(("a", "b", "c"), np.array([0.0, 1.0, 2.0]))
+    nan = BiasScores(("a", "b", "c"), np.array([0.0, np.nan, 2.0]))
+    with pytest.raises(ValueError, match=r"generated bias scores of \['b'\] are NaN"):
+        bias_regression(good, nan)

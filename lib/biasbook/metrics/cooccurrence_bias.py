@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from biasbook import validate
+
 BIAS_MODES = ("paper", "as-coded")
 
 
@@ -98,7 +100,7 @@ def bias_scores(
     ``mode="paper"``: log(P(w|f) / P(w|m)); the sums over all target words (dropped ones
     included) normalise each class, and sum_i c(w_i) cancels in the ratio.
     ``gender_frequency=False`` leaves out the c(g) / sum_i c(w_i) denominator of P(w|g), which
-    shifts every score by log(c(f) / c(m)) (+1.49 on PTB): this changes mu, not sigma or beta.
+    shifts every score by log(c(f) / c(m)) (-1.49 on PTB): this changes mu, not sigma or beta.
     ``mode="as-coded"``: the authors' ``m / (m + f)`` (``n_male``, ``n_female`` unused).
 
     >>> s = bias_scores(["a", "b", "c"], [2, 0, 2], [2, 1, 6], n_male=1, n_female=2)
@@ -111,10 +113,8 @@ def bias_scores(
     """
     if mode not in BIAS_MODES:
         raise ValueError(f"mode must be one of {BIAS_MODES}, got {mode!r}")
-    words = tuple(words)
+    words = tuple(validate.word_list("words", words))
     male, female = _counts("male", male), _counts("female", female)
-    if not words:
-        raise ValueError("the word list is empty")
     if not len(words) == len(male) == len(female):
         raise ValueError(f"lengths differ: {len(words)} words, {len(male)} male, {len(female)}")
     if len(set(words)) != len(words):
@@ -128,8 +128,9 @@ def bias_scores(
     if mode == "as-coded":
         scores = male[keep] / (male[keep] + female[keep])
     else:
-        if not (n_male > 0 and n_female > 0):
-            raise ValueError(f"n_male and n_female must be > 0, got {n_male}, {n_female}")
+        if not (0 < n_male < np.inf and 0 < n_female < np.inf):
+            raise ValueError(f"n_male and n_female must be finite and > 0, got {n_male}, "
+                             f"{n_female}")
         scale_f, scale_m = (n_female, n_male) if gender_frequency else (1.0, 1.0)
         # in logs: infinite-context counts can be denormal floats whose ratio underflows
         log_p_f = np.log(female[keep]) - np.log(female.sum() * scale_f)
@@ -187,6 +188,10 @@ def bias_regression(
     (1.0, 0.5, 3, 2)
     """
     x, y = train.to_series(), generated.to_series()
+    for name, s in (("training", x), ("generated", y)):
+        bad = s.index[~np.isfinite(s.to_numpy())]
+        if len(bad):
+            raise ValueError(f"{name} bias scores of {list(bad[:10])} are NaN or infinite")
     shared = x.index.intersection(y.index, sort=False)
     x, y = x[shared].to_numpy(), y[shared].to_numpy()
     unmatched = len(train.words) + len(generated.words) - 2 * len(shared)
