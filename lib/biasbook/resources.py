@@ -131,7 +131,9 @@ def path(name: str, filename: str | None = None, *, download: bool | None = None
     """
     e = entry(name)
     if e.kind == "model" or not e.files:
-        raise ResourceError(f"resource {name!r} is a {e.kind}: load it with biasbook.models.load")
+        loader = ("biasbook.embeddings.vectors.load" if e.kind == "embeddings"
+                  else "biasbook.models.load")
+        raise ResourceError(f"resource {name!r} is a {e.kind}: load it with {loader}")
     if filename is None:
         if len(e.files) != 1:
             raise ResourceError(f"resource {name!r} has several files; name one of: "
