@@ -1,0 +1,623 @@
+"""Contextual word alignment of one language model onto another (Ahn & Oh 2021, section 4.2).
+
+The recipe of Wang et al. (2019) and Conneau et al. (2020), as Ahn & Oh use it:
+
+1. **Anchors** (:func:`anchor_pairs`): word pairs that a statistical word aligner links in a
+   parallel corpus. FastAlign (Dyer et al. 2013) runs in both directions and the two alignments
+   are symmetrised with grow-diag-final-and, through ``sil-thot`` (LGPL; the paper runs the
+   ``fast_align`` program). Only one-to-one links between words with a letter in them are kept;
+   every occurrence is an anchor, in its own sentence.
+2. **Representations** (:func:`word_vectors`): an anchor word's contextual vector is the mean of
+   its sub-tokens' hidden states at one layer (default: the last, which the output head reads).
+3. **Orthogonal Procrustes** (:func:`procrustes`): with the source vectors as the columns of
+   ``X`` and the target vectors as the columns of ``Y``,
+   ``W* = argmin_{W orthogonal} ||WX - Y||_F = U V^T`` where ``U S V^T = SVD(Y X^T)``
+   (Smith et al. 2017). :func:`random_orthogonal` draws the "Rand." ablation's matrix.
+4. **Head-only fine-tuning** (:func:`finetune_head`): ``W`` goes after the source model's last
+   hidden layer, the body and ``W`` are frozen, and only the output head is trained on
+   source-language text (Adam, linear warm-up and decay, gradient norm clipped at 1).
+
+What "the output head" is (:func:`insert_alignment`):
+
+- a **masked LM**'s MLM head minus the output matrix it shares with the input embeddings: BERT's
+  transform (dense, activation, LayerNorm) and output bias, which is what trains when
+  ``model.bert`` is frozen in Hugging Face (the tied decoder matrix *is* the frozen body's word
+  embedding matrix). ``W`` is inserted before the head's first dense layer.
+- a **causal LM** has nothing between its final norm and its (usually tied) output matrix, so it
+  gets a trainable affine map ``d -> d`` initialised to the identity, the counterpart of BERT's
+  transform; ``W`` and the map are inserted after the final norm. An untied output matrix is the
+  head's own and trains too.
+
+A linear first head layer can absorb an orthogonal ``W`` exactly (its weight ``A`` becomes
+``A W^T``), so fully converged head training would undo the alignment: whatever differs between
+the aligned, randomly rotated and unrotated models after fine-tuning comes from where training
+started and how far it got (tested in ``tests/test_alignment.py``).
+
+>>> rng = np.random.default_rng(0)
+>>> R = random_orthogonal(4, seed=1)
+>>> X = rng.normal(size=(50, 4))            # 50 anchors, one per row
+>>> bool(np.allclose(procrustes(X, X @ R.T), R))
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from biasbook import store, validate
+from biasbook.models import LanguageModel, fingerprint
+from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
+
+#: Bump when anchors, vectors or the head-training recipe change, so that caches are not reused.
+ALIGNMENT_VERSION = 1
+IGNORE = -100  # the label PyTorch's cross-entropy skips
+HEURISTICS = ("grow-diag-final-and", "grow-diag-final", "grow-diag", "intersection", "union")
+
+# Kana and CJK ideographs are one word each (no segmenter offline); other scripts split at spaces
+# and punctuation, so a Korean word keeps its particles (eojeol).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
+
+
+# ------------------------------------------------------------------------------------ words
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words of ``text``: runs of letters/digits, single punctuation marks
+    and single CJK characters.
+
+    >>> text = "Leute aus China, 来自中国."
+    >>> [text[s:e] for s, e in word_spans(text)]
+    ['Leute', 'aus', 'China', ',', '来', '自', '中', '国', '.']
+    """
+    return [m.span() for m in _WORD.finditer(text)]
+
+
+def _is_word(token: str) -> bool:
+    return any(ch.isalpha() for ch in token)
+
+
+# ---------------------------------------------------------------------------------- aligner
+
+
+def align_words(src: Sequence[Sequence[str]], trg: Sequence[Sequence[str]], *,
+                iterations: int = 5, heuristic: str = "grow-diag-final-and"
+                ) -> list[list[tuple[int, int]]]:
+    """Symmetrised FastAlign links ``(i, j)`` (source word i, target word j) for each sentence
+    pair, trained on all the pairs given (sil-thot).
+
+    >>> de = [s.split() for s in ["das haus", "das buch", "ein buch", "ein haus"] * 3]
+    >>> en = [s.split() for s in ["the house", "the book", "a book", "a house"] * 3]
+    >>> align_words(de, en)[:2]
+    [[(0, 0), (1, 1)], [(0, 0), (1, 1)]]
+    """
+    import thot.alignment as ta
+
+    validate.choice("heuristic", heuristic, HEURISTICS)
+    if len(src) != len(trg):
+        raise ValueError(f"{len(src)} source and {len(trg)} target sentences: a parallel corpus "
+                         "needs one target sentence per source sentence")
+    if not src:
+        raise ValueError("the parallel corpus is empty")
+
+    def train(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]):
+        model = ta.FastAlignModel()
+        for s, t in zip(a, b, strict=True):
+            model.add_sentence_pair(list(s), list(t))
+        model.start_training()
+        for _ in range(iterations):
+            model.train()
+        model.end_training()
+        return model
+
+    symmetrised = ta.SymmetrizedAlignmentModel(train(src, trg), train(trg, src))
+    symmetrised.heuristic = getattr(ta.SymmetrizationHeuristic,
+                                    heuristic.upper().replace("-", "_"))
+    links = []
+    for s, t in zip(src, trg, strict=True):
+        if not s or not t:
+            links.append([])
+            continue
+        matrix = symmetrised.get_best_alignment(list(s), list(t))[1].to_numpy()
+        links.append([(int(i), int(j)) for i, j in zip(*np.nonzero(matrix), strict=True)])
+    return links
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """Anchor word pairs: each links a word of sentence ``sentence[k]`` of the source side to a
+    word of the same pair's target side, by character spans."""
+
+    sentence: np.ndarray              # (n,) index of the sentence pair
+    src_span: np.ndarray              # (n, 2) character span in the source sentence
+    trg_span: np.ndarray              # (n, 2) character span in the target sentence
+    src_word: list[str] = field(default_factory=list)
+    trg_word: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sentence)
+
+    def top_pairs(self, n: int = 10) -> list[tuple[str, str, int]]:
+        """The ``n`` most frequent (source word, target word) pairs with their counts."""
+        counts = Counter(zip(self.src_word, self.trg_word, strict=True))
+        return [(s, t, c) for (s, t), c in counts.most_common(n)]
+
+
+def anchor_pairs(pairs: Sequence[tuple[str, str]], *, max_anchors: int | None = None,
+                 max_per_pair: int | None = None, iterations: int = 5,
+                 heuristic: str = "grow-diag-final-and", seed: int = 0,
+                 cache: bool = True) -> Anchors:
+    """Anchors from a parallel corpus of ``(source sentence, target sentence)`` pairs.
+
+    Words are :func:`word_spans`, lower-cased for the aligner. Kept: one-to-one links between
+    words that contain a letter. ``max_per_pair`` caps the occurrences of one (source word,
+    target word) pair (frequent function words would otherwise dominate ``W``), ``max_anchors``
+    the total; both keep a random subset (``seed``). Cached by content.
+
+    >>> pairs = [("das haus ist klein", "the house is small"),
+    ...          ("das buch ist gross", "the book is big")] * 4
+    >>> a = anchor_pairs(pairs, cache=False)
+    >>> len(a), a.top_pairs(2)
+    (32, [('das', 'the', 8), ('ist', 'is', 8)])
+    """
+    pairs = [(str(s), str(t)) for s, t in pairs]
+    options = dict(max_anchors=max_anchors, max_per_pair=max_per_pair, iterations=iterations,
+                   heuristic=heuristic, seed=seed)
+
+    def compute() -> dict:
+        spans = [(word_spans(s), word_spans(t)) for s, t in pairs]
+        src = [[s[a:b].lower() for a, b in sp] for (s, _), (sp, _) in zip(pairs, spans,
+                                                                            strict=True)]
+        trg = [[t[a:b].lower() for a, b in tp] for (_, t), (_, tp) in zip(pairs, spans,
+                                                                            strict=True)]
+        found = []
+        for k, links in enumerate(align_words(src, trg, iterations=iterations,
+                                              heuristic=heuristic)):
+            n_src, n_trg = Counter(i for i, _ in links), Counter(j for _, j in links)
+            found += [(k, i, j) for i, j in links if n_src[i] == 1 and n_trg[j] == 1
+                      and _is_word(src[k][i]) and _is_word(trg[k][j])]
+        order = np.random.default_rng(seed).permutation(len(found))
+        per_pair: Counter = Counter()
+        kept = []
+        for idx in order:
+            k, i, j = found[idx]
+            key = (src[k][i], trg[k][j])
+            if max_per_pair is not None and per_pair[key] >= max_per_pair:
+                continue
+            per_pair[key] += 1
+            kept.append((k, i, j))
+            if max_anchors is not None and len(kept) == max_anchors:
+                break
+        kept.sort()
+        return {"sentence": [k for k, _, _ in kept],
+                "src_span": [list(spans[k][0][i]) for k, i, _ in kept],
+                "trg_span": [list(spans[k][1][j]) for k, _, j in kept],
+                "src_word": [src[k][i] for k, i, _ in kept],
+                "trg_word": [trg[k][j] for k, _, j in kept]}
+
+    key = store.content_key("anchors", ALIGNMENT_VERSION, pairs, options)
+    raw = store.cached_json("alignment-anchors", key, compute, cache=cache)
+    return Anchors(sentence=np.asarray(raw["sentence"], dtype=int),
+                   src_span=np.asarray(raw["src_span"], dtype=int).reshape(-1, 2),
+                   trg_span=np.asarray(raw["trg_span"], dtype=int).reshape(-1, 2),
+                   src_word=raw["src_word"], trg_word=raw["trg_word"])
+
+
+# --------------------------------------------------------------------------- representations
+
+
+def word_vectors(lm: LanguageModel, sentences: Sequence[str],
+                 spans: Sequence[Sequence[tuple[int, int]]], *, layer: int = -1,
+                 batch_size: int = 16, cache: bool = True) -> np.ndarray:
+    """``[n_words, d]``: each word's hidden state at ``layer`` (an index into the model's
+    ``hidden_states``: 0 the embeddings, -1 the last layer), averaged over its sub-tokens.
+
+    ``spans[k]`` lists the character spans of the words wanted in ``sentences[k]``; rows follow
+    that order. A sub-token belongs to every word its character offsets overlap. Sentences get
+    the model's usual framing ([CLS] ... [SEP] for a masked LM, ``prefix_ids`` for a causal LM).
+    Cached by content.
+    """
+    sentences = validate.word_list("sentences", sentences)
+    if len(spans) != len(sentences):
+        raise ValueError(f"{len(sentences)} sentences but {len(spans)} span lists")
+    if not getattr(lm.tokenizer, "is_fast", False):
+        raise TypeError(f"{lm.name}'s tokenizer gives no character offsets: word_vectors needs a "
+                        "fast (Rust) tokenizer")
+    spans = [[(int(a), int(b)) for a, b in s] for s in spans]
+
+    def compute() -> dict[str, np.ndarray]:
+        rows = []
+        with cpu_threads(), torch.inference_mode():
+            for start in range(0, len(sentences), batch_size):
+                rows += _batch_vectors(lm, sentences[start:start + batch_size],
+                                       spans[start:start + batch_size], layer)
+        return {"vectors": np.stack(rows) if rows else np.zeros((0, 0), np.float32)}
+
+    key = store.content_key("vectors", ALIGNMENT_VERSION, lm.fingerprint, sentences, spans, layer)
+    return store.cached_arrays("alignment-vectors", key, compute, cache=cache)["vectors"]
+
+
+def _batch_vectors(lm: LanguageModel, texts: list[str], spans: list[list[tuple[int, int]]],
+                   layer: int) -> list[np.ndarray]:
+    enc = lm.tokenizer(texts, add_special_tokens=lm.kind != "causal",
+                       return_offsets_mapping=True)
+    prefix = list(lm.prefix_ids)
+    ids = [prefix + list(x) for x in enc["input_ids"]]
+    offsets = [[(0, 0)] * len(prefix) + [tuple(o) for o in x] for x in enc["offset_mapping"]]
+    body = getattr(lm.model, "base_model", lm.model)
+    states = body(input_ids=pad(ids, 0, lm.device),
+                  attention_mask=lengths_mask([len(x) for x in ids], max(map(len, ids)),
+                                              lm.device),
+                  output_hidden_states=True).hidden_states[layer].float().cpu()
+    rows = []
+    for row, (text, offs, wanted) in enumerate(zip(texts, offsets, spans, strict=True)):
+        for s, e in wanted:
+            tokens = [t for t, (a, b) in enumerate(offs) if b > a and a < e and b > s]
+            if not tokens:
+                raise ValueError(f"the word {text[s:e]!r} of {text[:60]!r} has no token under "
+                                 f"{lm.name}'s tokenizer (empty span or truncated sentence)")
+            rows.append(states[row, tokens].mean(0).numpy())
+    return rows
+
+
+def anchor_vectors(lm: LanguageModel, pairs: Sequence[tuple[str, str]], anchors: Anchors, *,
+                   side: str, layer: int = -1, cache: bool = True) -> np.ndarray:
+    """``[len(anchors), d]``: the anchors' source (``side="src"``) or target words' vectors."""
+    validate.choice("side", side, ("src", "trg"))
+    column, spans = (0, anchors.src_span) if side == "src" else (1, anchors.trg_span)
+    sentences = sorted(set(anchors.sentence.tolist()))
+    where = {k: i for i, k in enumerate(sentences)}
+    grouped: list[list[tuple[int, int]]] = [[] for _ in sentences]
+    for k, span in zip(anchors.sentence.tolist(), spans.tolist(), strict=True):
+        grouped[where[k]].append(tuple(span))
+    # Rows come back sentence by sentence in anchor order: the anchors' own order, as they are
+    # sorted by sentence.
+    return word_vectors(lm, [pairs[k][column] for k in sentences], grouped, layer=layer,
+                        cache=cache)
+
+
+# ---------------------------------------------------------------------------------- Procrustes
+
+
+def procrustes(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """The orthogonal ``W`` minimising ``sum_i ||W x_i - y_i||^2``; row i of ``X`` and ``Y`` is
+    the i-th anchor pair (the paper stacks them as columns: ``SVD(Y X^T) = U S V^T``,
+    ``W = U V^T``)."""
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or X.shape != Y.shape:
+        raise ValueError(f"X and Y must be [n_anchors, d] of the same shape, got {X.shape} and "
+                         f"{Y.shape} (see match_dimensions for models of different widths)")
+    if not len(X):
+        raise ValueError("no anchors: W cannot be estimated")
+    if not (np.isfinite(X).all() and np.isfinite(Y).all()):
+        raise ValueError("anchor vectors contain NaN or infinity")
+    U, _, Vt = np.linalg.svd(Y.T @ X)
+    return U @ Vt
+
+
+def match_dimensions(Y: np.ndarray, d: int) -> np.ndarray:
+    """Target vectors ``Y`` ([n, d_y]) in ``d`` dimensions, so that an orthogonal ``d x d`` map
+    can reach them from a source space of width ``d``.
+
+    A narrower target is zero-padded (W then rotates the source space so that its first ``d_y``
+    coordinates match the target's). A wider one is projected onto its ``d`` leading (uncentred)
+    right singular vectors, the ``d``-dimensional subspace that keeps most of the anchors' energy.
+
+    >>> match_dimensions(np.ones((3, 2)), 4).tolist()[0]
+    [1.0, 1.0, 0.0, 0.0]
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.shape[1] == d:
+        return Y
+    if Y.shape[1] < d:
+        return np.hstack([Y, np.zeros((len(Y), d - Y.shape[1]))])
+    _, _, Vt = np.linalg.svd(Y, full_matrices=False)
+    return Y @ Vt[:d].T
+
+
+def random_orthogonal(d: int, seed: int = 0) -> np.ndarray:
+    """A Haar-random ``d x d`` orthogonal matrix (the "Rand." ablation of Table 2)."""
+    from scipy.stats import ortho_group
+
+    return ortho_group.rvs(d, random_state=seed)
+
+
+def alignment_matrix(src_lm: LanguageModel, trg_lm: LanguageModel,
+                     pairs: Sequence[tuple[str, str]], anchors: Anchors, *, layer: int = -1,
+                     cache: bool = True) -> np.ndarray:
+    """``W`` mapping ``src_lm``'s vectors of the source side of ``pairs`` onto ``trg_lm``'s
+    vectors of the target side, at the anchors (target width matched to the source's)."""
+    X = anchor_vectors(src_lm, pairs, anchors, side="src", layer=layer, cache=cache)
+    Y = anchor_vectors(trg_lm, pairs, anchors, side="trg", layer=layer, cache=cache)
+    return procrustes(X, match_dimensions(Y, X.shape[1]))
+
+
+# ---------------------------------------------------------------------------- head insertion
+
+
+class FixedLinear(torch.nn.Module):
+    """``x -> W x`` with ``W`` a buffer: in the state dict (and fingerprint), never trained."""
+
+    def __init__(self, W: np.ndarray | torch.Tensor):
+        super().__init__()
+        self.register_buffer("weight", torch.as_tensor(np.asarray(W), dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.linear(x, self.weight.to(x.dtype))
+
+
+_FINAL_NORMS = ("norm", "ln_f", "final_layer_norm")
+
+
+def _identity_affine(d: int) -> torch.nn.Linear:
+    affine = torch.nn.Linear(d, d)
+    with torch.no_grad():
+        affine.weight.copy_(torch.eye(d))
+        affine.bias.zero_()
+    return affine
+
+
+def _hidden_size(model: torch.nn.Module) -> int:
+    config = model.config.get_text_config()
+    for name in ("hidden_size", "n_embd", "dim", "d_model"):
+        if getattr(config, name, None):
+            return int(getattr(config, name))
+    raise ValueError(f"cannot tell the hidden size of {type(model).__name__}")
+
+
+def insert_alignment(model: torch.nn.Module, kind: str, W: np.ndarray | None = None
+                     ) -> list[str]:
+    """Put ``W`` (None: no rotation) after ``model``'s last hidden layer, in place, and freeze all
+    but the output head (module notes); returns the names of the trainable parameters."""
+    validate.choice("kind", kind, ("masked", "causal"))
+    body = model.base_model
+    if body is model:
+        raise ValueError(f"{type(model).__name__} has no separate body and output head")
+    d = _hidden_size(model)
+    if W is not None and np.shape(W) != (d, d):
+        raise ValueError(f"W must be {d} x {d} for this model, got {np.shape(W)}")
+    first = next(model.parameters())
+    align = (torch.nn.Identity() if W is None else FixedLinear(W)).to(first.device, first.dtype)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    body_ids = {id(p) for p in body.parameters()}
+    if kind == "masked":
+        path = _first_head_linear(model, body)
+        parent, attr = model.get_submodule(path.rpartition(".")[0]), path.rpartition(".")[2]
+        setattr(parent, attr, torch.nn.Sequential(align, getattr(parent, attr)))
+        head = [m for m in model.children() if m is not body]
+    else:
+        attr = next((n for n in _FINAL_NORMS if isinstance(getattr(body, n, None),
+                                                          torch.nn.Module)), None)
+        if attr is None:
+            raise ValueError(f"cannot find the final norm of {type(body).__name__} (looked for "
+                             f"{_FINAL_NORMS})")
+        affine = _identity_affine(d).to(first.device, first.dtype)
+        setattr(body, attr, torch.nn.Sequential(getattr(body, attr), align, affine))
+        head = [affine, model.get_output_embeddings()]
+    own = {id(p) for m in head for p in m.parameters()} - body_ids
+    names = [n for n, p in model.named_parameters() if id(p) in own]
+    for n, p in model.named_parameters():
+        p.requires_grad_(n in names)
+    return names
+
+
+def _first_head_linear(model: torch.nn.Module, body: torch.nn.Module) -> str:
+    """Dotted path of the first dense layer of a masked LM's head (BERT's transform.dense)."""
+    for name, child in model.named_children():
+        if child is body:
+            continue
+        for sub, module in child.named_modules():
+            if isinstance(module, torch.nn.Linear):
+                return f"{name}.{sub}" if sub else name
+    raise ValueError(f"{type(model).__name__} has no dense layer in its output head")
+
+
+# ------------------------------------------------------------------------- head fine-tuning
+
+
+@dataclass
+class HeadRun:
+    """The result of :func:`finetune_head`."""
+
+    lm: LanguageModel                  # the fine-tuned copy (W inserted, head trained)
+    losses: list[float]                # mean training loss per epoch
+    trainable: list[str]               # names of the trained parameters
+    folder: Path | None = None         # the cache folder (None without cache)
+
+
+def training_sequences(lm: LanguageModel, texts: Sequence[str], max_length: int = 128
+                       ) -> list[list[int]]:
+    """Token ids of each text as the model reads it (framing included), cut to ``max_length``."""
+    texts = validate.word_list("texts", texts)
+    prefix = list(lm.prefix_ids)
+    return [(prefix + lm.encode(t))[:max_length] for t in texts if t.strip()]
+
+
+def mask_tokens(ids: Sequence[int], rng: np.random.Generator, *, mask_id: int, vocab_size: int,
+                specials: set[int], probability: float = 0.15) -> tuple[list[int], list[int]]:
+    """BERT's masking (Devlin et al. 2019): each non-special token is chosen with
+    ``probability`` (at least one per sequence); a chosen token becomes the mask token (80%),
+    a random token (10%) or stays (10%), and only chosen tokens have labels.
+
+    >>> inputs, labels = mask_tokens([2, 7, 8, 9, 3], np.random.default_rng(0), mask_id=4,
+    ...                              vocab_size=10, specials={2, 3}, probability=0.0)
+    >>> sum(label != IGNORE for label in labels)
+    1
+    """
+    candidates = [i for i, t in enumerate(ids) if t not in specials]
+    if not candidates:
+        raise ValueError("a sequence with only special tokens cannot be masked")
+    chosen = [i for i in candidates if rng.random() < probability]
+    if not chosen:
+        chosen = [candidates[int(rng.integers(len(candidates)))]]
+    inputs, labels = list(ids), [IGNORE] * len(ids)
+    for i in chosen:
+        labels[i] = ids[i]
+        r = rng.random()
+        if r < 0.8:
+            inputs[i] = mask_id
+        elif r < 0.9:
+            inputs[i] = int(rng.integers(vocab_size))
+    return inputs, labels
+
+
+def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | None = None,
+                  name: str | None = None, epochs: int = 2, lr: float = 1e-4,
+                  batch_size: int = 16, micro_batch: int = 4, max_length: int = 128,
+                  warmup_steps: int = 0, max_grad_norm: float | None = 1.0,
+                  mlm_probability: float = 0.15, seed: int = 0, cache: bool = True,
+                  progress: bool = True) -> HeadRun:
+    """A copy of ``lm`` with ``W`` inserted (:func:`insert_alignment`) whose output head is
+    trained on ``texts`` (masked LMs: BERT masking; causal LMs: next-token prediction).
+
+    Adam (eps 1e-8) at ``lr`` with ``warmup_steps`` of linear warm-up then linear decay to 0,
+    ``batch_size`` sequences per step (computed ``micro_batch`` at a time), gradient norm clipped
+    at ``max_grad_norm``; the paper: lr 1e-4, batch 16, length 128, warm-up 1000, 2 epochs. With
+    ``cache`` the run lives under ``cache_dir()/head-finetune/`` keyed by the base model's
+    fingerprint, ``W``, the token ids and the recipe; the head, the optimiser and the schedule are
+    saved after every epoch, so an interrupted run resumes where it stopped, and a finished run is
+    a lookup.
+    """
+    from safetensors.torch import load_file, save_file
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    validate.choice("kind", lm.kind, ("masked", "causal"))
+    sequences = training_sequences(lm, texts, max_length)
+    if not sequences:
+        raise ValueError("no training text: every text is empty")
+    recipe = dict(epochs=epochs, lr=lr, batch_size=batch_size, warmup_steps=warmup_steps,
+                  max_grad_norm=max_grad_norm, mlm_probability=mlm_probability, seed=seed)
+    key = store.content_key("head", ALIGNMENT_VERSION, lm.fingerprint,
+                            None if W is None else np.asarray(W, np.float32), sequences, recipe)
+    label = name or f"{lm.name}+head"
+    folder = store.cache_path("head-finetune", f"{re.sub(r'[^A-Za-z0-9_.+-]+', '_', label)}-{key}")
+    model = copy.deepcopy(lm.model)
+    trainable = insert_alignment(model, lm.kind, W)
+    params = dict(model.named_parameters())
+    if cache and (folder / "head.safetensors").exists():
+        _load_head(model, load_file(str(folder / "head.safetensors")), trainable)
+        losses = json.loads((folder / "run.json").read_text())["losses"]
+        return HeadRun(_wrap(lm, model, label), losses, trainable, folder)
+
+    optimiser = torch.optim.Adam([params[n] for n in trainable], lr=lr, eps=1e-8)
+    steps_per_epoch = -(-len(sequences) // batch_size)
+    schedule = get_linear_schedule_with_warmup(optimiser, warmup_steps, steps_per_epoch * epochs)
+    losses: list[float] = []
+    if cache and (folder / "state.pt").exists():  # resume after the last finished epoch
+        state = torch.load(folder / "state.pt", weights_only=False)
+        _load_head(model, state["head"], trainable)
+        optimiser.load_state_dict(state["optimiser"])
+        schedule.load_state_dict(state["schedule"])
+        losses = state["losses"]
+    pad_id = lm.tokenizer.pad_token_id or 0
+    with cpu_threads():
+        for epoch in tqdm(range(len(losses), epochs), desc=f"{label} epochs",
+                          disable=not progress):
+            losses.append(_head_epoch(lm, model, sequences, optimiser, schedule,
+                                      seed=seed + epoch, batch_size=batch_size,
+                                      micro_batch=micro_batch, max_grad_norm=max_grad_norm,
+                                      mlm_probability=mlm_probability, pad_id=pad_id,
+                                      trainable=[params[n] for n in trainable],
+                                      progress=progress))
+            if cache:
+                head = {n: params[n].detach().cpu().contiguous() for n in trainable}
+                with store.atomic_file(folder / "state.pt") as tmp:
+                    torch.save({"head": head, "optimiser": optimiser.state_dict(),
+                                "schedule": schedule.state_dict(), "losses": losses}, tmp)
+    model.eval()
+    if cache:  # head.safetensors last: it marks a finished run
+        store.write_json(folder / "run.json", {"losses": losses, "recipe": recipe,
+                                               "base": lm.fingerprint, "trainable": trainable})
+        with store.atomic_file(folder / "head.safetensors") as tmp:
+            save_file({n: params[n].detach().cpu().contiguous() for n in trainable}, str(tmp))
+        (folder / "state.pt").unlink(missing_ok=True)
+    return HeadRun(_wrap(lm, model, label), losses, trainable, folder if cache else None)
+
+
+def _head_epoch(lm: LanguageModel, model: torch.nn.Module, sequences: list[list[int]],
+                optimiser, schedule, *, seed: int, batch_size: int, micro_batch: int,
+                max_grad_norm: float | None, mlm_probability: float, pad_id: int,
+                trainable: list[torch.nn.Parameter], progress: bool) -> float:
+    """One epoch in random order (``seed``); the mean loss per scored token."""
+    from tqdm.auto import tqdm
+
+    torch.manual_seed(seed)  # dropout
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(sequences)).tolist()
+    model.train()
+    total, count = 0.0, 0
+    for start in tqdm(range(0, len(order), batch_size), desc="steps", leave=False,
+                      disable=not progress):
+        batch = [_example(lm, sequences[i], rng, mlm_probability) for i in
+                 order[start:start + batch_size]]
+        scored = sum(_n_scored(lm, labels) for _, labels in batch)
+        for m in range(0, len(batch), micro_batch):
+            part = batch[m:m + micro_batch]
+            loss = _loss_sum(lm, model, part, pad_id) / scored
+            loss.backward()
+            total += float(loss.detach()) * scored
+        count += scored
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(trainable, max_grad_norm)
+        optimiser.step()
+        schedule.step()
+        optimiser.zero_grad(set_to_none=True)
+    model.eval()
+    return total / count
+
+
+def _example(lm: LanguageModel, ids: list[int], rng: np.random.Generator,
+             probability: float) -> tuple[list[int], list[int]]:
+    if lm.kind == "causal":
+        return ids, list(ids)
+    tok = lm.tokenizer
+    return mask_tokens(ids, rng, mask_id=tok.mask_token_id, vocab_size=len(tok),
+                       specials=set(tok.all_special_ids), probability=probability)
+
+
+def _n_scored(lm: LanguageModel, labels: list[int]) -> int:
+    scored = labels[1:] if lm.kind == "causal" else labels  # a causal LM never predicts token 0
+    return sum(label != IGNORE for label in scored)
+
+
+def _loss_sum(lm: LanguageModel, model: torch.nn.Module, part, pad_id: int) -> torch.Tensor:
+    lengths = [len(ids) for ids, _ in part]
+    ids = pad([x for x, _ in part], pad_id, lm.device)
+    labels = pad([y for _, y in part], IGNORE, lm.device)
+    logits = model(input_ids=ids, attention_mask=lengths_mask(lengths, ids.shape[1],
+                                                              lm.device)).logits
+    if lm.kind == "causal":
+        logits, labels = logits[:, :-1], labels[:, 1:]
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
+                                             labels.reshape(-1), ignore_index=IGNORE,
+                                             reduction="sum")
+
+
+def _load_head(model: torch.nn.Module, tensors: dict[str, torch.Tensor],
+               trainable: list[str]) -> None:
+    if sorted(tensors) != sorted(trainable):
+        raise ValueError(f"saved head has parameters {sorted(tensors)}, expected {trainable}")
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for n, value in tensors.items():
+            params[n].copy_(value.to(params[n].device))
+
+
+def _wrap(lm: LanguageModel, model: torch.nn.Module, label: str) -> LanguageModel:
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.eval()
+    return LanguageModel(name=label, model=model, tokenizer=lm.tokenizer, kind=lm.kind,
+                         fingerprint=fingerprint(model), prefix_ids=lm.prefix_ids,
+                         notes=[*lm.notes, f"output head fine-tuned ({label})"])
