@@ -1,0 +1,110 @@
+"""Word forms the templates need that follow a rule rather than a list.
+
+- English ``a``: the indefinite article, ``an`` before a vowel letter (``an enemy``, ``a C.E.O.``).
+- Korean ``topic``: the topic particle (josa) 은 after a final consonant (batchim), 는 after a
+  vowel (``의사는``, ``군인은``). The paper's Korean templates otherwise use particles that do not
+  change with the noun (이다, 들은, 에서, A.1); only template 5 needs this one.
+- Turkish suffixes follow vowel harmony and devoicing: ablative ``abl`` (-dan/-den/-tan/-ten),
+  locative ``loc`` (-da/-de/-ta/-te), ``plural`` (-lar/-ler) and the copula ``cop``
+  (-dır/-dir/-dur/-dür, -tır/...), with an apostrophe after a proper noun (``Irak'tan``). The
+  paper prints one suffix for all targets (``target 'den``); see the chapter for why we inflect.
+
+A form is returned as ``(before, core, after)``: the core is the attribute itself, the part that
+the masked-LM prior replaces by mask tokens; ``before``/``after`` (article, particle, suffix)
+stay in the prior sentence, as the paper's Korean templates keep ``[MASK]이다``.
+
+>>> english_article("enemy"), english_article("C.E.O.")
+('an', 'a')
+>>> korean_topic("의사"), korean_topic("군인")
+('는', '은')
+>>> turkish_suffix("Irak", "abl", proper=True), turkish_suffix("doktor", "cop")
+("Irak'tan", 'doktordur')
+"""
+
+from __future__ import annotations
+
+_TR_VOWELS = "aeıioöuü"
+_TR_BACK = "aıou"
+_TR_VOICELESS = "çfhkpsşt"
+# Copula vowel by the last vowel of the word (four-way harmony).
+_TR_HIGH = {"a": "ı", "ı": "ı", "o": "u", "u": "u", "e": "i", "i": "i", "ö": "ü", "ü": "ü"}
+
+
+def english_article(word: str) -> str:
+    """``an`` before a vowel letter, else ``a`` (the attribute lists need no exceptions)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def korean_topic(word: str) -> str:
+    """은 if the last Hangul syllable has a final consonant, else 는."""
+    code = ord(word[-1]) - 0xAC00
+    if not 0 <= code < 11172:
+        raise ValueError(f"{word!r} does not end in a Hangul syllable: write the josa by hand "
+                         "in the data file (forms: {topic: ...})")
+    return "은" if code % 28 else "는"
+
+
+def _turkish_lower(text: str) -> str:
+    return text.replace("I", "ı").replace("İ", "i").lower()
+
+
+def _last_vowel(word: str) -> str:
+    for ch in reversed(_turkish_lower(word)):
+        if ch in _TR_VOWELS:
+            return ch
+    raise ValueError(f"{word!r} has no Turkish vowel")
+
+
+def turkish_suffix(word: str, kind: str, *, proper: bool = False) -> str:
+    """``word`` with the suffix ``kind`` (``abl``, ``loc``, ``plural``, ``cop``) in harmony.
+
+    Proper nouns take an apostrophe before the suffix.
+    """
+    vowel = _last_vowel(word)
+    back = vowel in _TR_BACK
+    voiceless = _turkish_lower(word)[-1] in _TR_VOICELESS
+    d = "t" if voiceless else "d"
+    suffix = {"abl": d + ("an" if back else "en"), "loc": d + ("a" if back else "e"),
+              "plural": "lar" if back else "ler", "cop": d + _TR_HIGH[vowel] + "r"}.get(kind)
+    if suffix is None:
+        raise ValueError(f"unknown Turkish suffix {kind!r}; known: abl, loc, plural, cop")
+    return word + ("'" if proper else "") + suffix
+
+
+def attribute_form(language: str, row: dict, name: str | None) -> tuple[str, str, str]:
+    """(before, core, after) of an attribute row in form ``name`` (None: the term).
+
+    A form given in the row (``forms: {name: ...}``, or ``plural``) is used as it stands, whole
+    as the core; otherwise English ``a``, Korean ``topic`` and Turkish ``plural``/``cop`` follow
+    the rules above. Any other missing form is an error naming the row.
+    """
+    term = row["term"]
+    if name is None:
+        return "", term, ""
+    given = {**({"plural": row["plural"]} if row.get("plural") else {}), **row.get("forms", {})}
+    if name in given:
+        return "", given[name], ""
+    if language == "en" and name == "a":
+        return english_article(term) + " ", term, ""
+    if language == "ko" and name == "topic":
+        return "", term, korean_topic(term)
+    if language == "tr" and name in ("plural", "cop"):
+        inflected = turkish_suffix(term, name)
+        return "", term, inflected[len(term):]
+    raise ValueError(f"{language}: attribute {row['key']!r} has no form {name!r}; add it to "
+                     f"data/ethnic-bias/{language}.yml")
+
+
+def target_form(language: str, row: dict, name: str | None, defaults: dict | None = None) -> str:
+    """A target row in form ``name``: given in the row, computed (Turkish ``abl``/``loc``), or
+    the term where the file declares ``target_forms: {name: term}``."""
+    if name is None:
+        return row["term"]
+    if name in row.get("forms", {}):
+        return row["forms"][name]
+    if language == "tr" and name in ("abl", "loc"):
+        return turkish_suffix(row["term"], name, proper=True)
+    if (defaults or {}).get(name) == "term":
+        return row["term"]
+    raise ValueError(f"{language}: target {row['key']!r} has no form {name!r}; add it to "
+                     f"data/ethnic-bias/{language}.yml")

@@ -1,0 +1,256 @@
+"""CB scores of a language model in one language: the chapter's pipeline, also used by the
+mitigation notebook to measure bias before and after.
+
+:func:`cb_scores` fills every (template, attribute) frame of a language file with every target,
+scores the target slot with :func:`biasbook.scoring.slot_probabilities` and returns a
+:class:`CBResult` holding the log-probabilities as ``[templates, attributes, targets]`` arrays.
+
+- **Masked LMs** (the paper): ``p_tgt`` is the whole-word probability of the target in its
+  masked slot, ``p_prior`` the same with the attribute's core masked too, by as many mask tokens
+  as the attribute has in the sentence (``mode="paper"``). ``mode="as-coded"`` follows the
+  authors' ``bias_score.py``: every sub-token of the target is read at every target mask (the
+  scoring engine's cross product), and the attribute gets as many masks as its singular term has
+  tokens on its own.
+- **Causal and encoder-decoder LMs**: ``p_tgt`` is the candidate-normalised probability of the
+  whole sentence, and the prior marginalises the attribute over the attribute list
+  (:func:`biasbook.metrics.cb.attribute_mean_prior`). The prior is computed from the same
+  scores, for templates with the attribute before or after the target alike, and recomputed
+  whenever :meth:`CBResult.subset` changes the attribute or target list.
+
+Multi-token targets: a target of ``k`` tokens gets the product of its ``k`` token probabilities
+(whole-word masking for masked LMs, the chain rule for causal LMs); its prior spans the same
+``k`` tokens, so the length penalty cancels in ``P'``.
+
+Results are cached by content (model fingerprint, sentences, mode) under
+``cache_dir()/ethnic-bias-cb``; the sentence scores below them are cached by the scoring engine.
+
+>>> from biasbook.models import from_model
+>>> from biasbook.testing import tiny_model, tiny_tokenizer
+>>> tok = tiny_tokenizer(spell=True)
+>>> gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+>>> r = cb_scores(gpt, "en", targets=["Iraq", "Japan", "Cuba"], attributes=["Enemy", "Pirate"],
+...               templates=[1, 5], cache=False)
+>>> r.log_p_norm.shape, r.cb > 0
+((2, 2, 3), True)
+>>> r.scores.columns.tolist()
+['template', 'attribute', 'target', 'term', 'log_p_target', 'log_p_prior', 'log_p_norm']
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from biasbook import store, validate
+from biasbook.chapters.ethnic_bias import data
+from biasbook.metrics import cb
+from biasbook.models import LanguageModel
+from biasbook.scoring import slot_probabilities
+
+#: Bump when the computation of cached arrays changes.
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class CBResult:
+    """Log-probabilities of one model in one language, and the CB score derived from them.
+
+    ``log_p_target`` and ``masked_prior`` are ``[templates, attributes, targets]`` arrays, in the
+    order of ``templates`` (ids), ``attributes`` and ``targets`` (English keys). ``masked_prior``
+    is None for causal and encoder-decoder models, whose prior is the attribute mean.
+    """
+
+    language: str
+    model: str
+    kind: str
+    mode: str
+    ddof: int
+    templates: tuple[int, ...]
+    attributes: tuple[str, ...]
+    targets: tuple[str, ...]
+    terms: tuple[tuple[str, ...], ...]  # per template: the strings filling the target slot
+    log_p_target: np.ndarray
+    masked_prior: np.ndarray | None
+
+    @property
+    def log_p_prior(self) -> np.ndarray:
+        """``log p_prior`` as a ``[templates, attributes, targets]`` array."""
+        if self.masked_prior is not None:
+            return self.masked_prior
+        return np.broadcast_to(cb.attribute_mean_prior(self.log_p_target),
+                               self.log_p_target.shape)
+
+    @property
+    def log_p_norm(self) -> np.ndarray:
+        """``log P'`` as a ``[templates, attributes, targets]`` array."""
+        return cb.normalized_log_probability(self.log_p_target, self.log_p_prior)
+
+    @property
+    def cb(self) -> float:
+        """The CB score (variance with this result's ``ddof``)."""
+        return cb.categorical_bias(self.log_p_norm, ddof=self.ddof)
+
+    @property
+    def variances(self) -> pd.DataFrame:
+        """``Var_n log P'`` per (template, attribute): columns template, attribute, variance."""
+        v = cb.target_variances(self.log_p_norm, ddof=self.ddof)
+        index = pd.MultiIndex.from_product([self.templates, self.attributes],
+                                           names=["template", "attribute"])
+        return pd.DataFrame({"variance": v.ravel()}, index=index).reset_index()
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """One row per (template, attribute, target) with its log-probabilities."""
+        t, a, n = (len(self.templates), len(self.attributes), len(self.targets))
+        return pd.DataFrame({
+            "template": np.repeat(self.templates, a * n),
+            "attribute": np.tile(np.repeat(self.attributes, n), t),
+            "target": np.tile(self.targets, t * a),
+            "term": np.concatenate([np.tile(terms, a) for terms in self.terms]),
+            "log_p_target": self.log_p_target.ravel(),
+            "log_p_prior": self.log_p_prior.ravel(),
+            "log_p_norm": self.log_p_norm.ravel()})
+
+    def distribution(self, attribute: str, template: int) -> pd.Series:
+        """``P'`` over targets scaled to sum 1 (the paper's Figures 1, 3, 5), by target key."""
+        p = cb.scaled_probabilities(self.log_p_norm[self.templates.index(template),
+                                                    self.attributes.index(attribute)])
+        return pd.Series(p, index=list(self.targets), name=f"{self.language}")
+
+    def subset(self, *, targets: Sequence[str] | None = None,
+               attributes: Sequence[str] | None = None,
+               templates: Sequence[int] | None = None) -> CBResult:
+        """The same scores restricted to some targets, attributes or templates (Table 7).
+
+        A causal model's prior is recomputed over the kept attributes and targets.
+        """
+        def pick(name, wanted, have):
+            if wanted is None:
+                return list(range(len(have)))
+            wanted = list(wanted)
+            missing = [w for w in wanted if w not in have]
+            if missing:
+                raise KeyError(f"{name} {missing} are not in this result ({list(have)})")
+            return [have.index(w) for w in wanted]
+
+        ti = pick("templates", templates, self.templates)
+        ai = pick("attributes", attributes, self.attributes)
+        ni = pick("targets", targets, self.targets)
+        grid = np.ix_(ti, ai, ni)
+        return replace(self, templates=tuple(self.templates[i] for i in ti),
+                       attributes=tuple(self.attributes[i] for i in ai),
+                       targets=tuple(self.targets[i] for i in ni),
+                       terms=tuple(tuple(self.terms[i][j] for j in ni) for i in ti),
+                       log_p_target=self.log_p_target[grid],
+                       masked_prior=None if self.masked_prior is None
+                       else self.masked_prior[grid])
+
+
+def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None = None,
+              attributes: Sequence[str] | None = None, templates: Sequence[int] | None = None,
+              mode: str = "paper", ddof: int = 1, cache: bool = True,
+              progress: bool | None = None) -> CBResult:
+    """Score ``lm`` on the templates of ``language`` (a code of :data:`data.LANGUAGES`).
+
+    ``targets`` and ``attributes`` are English keys (default: the 30 targets and 70 attributes
+    of Appendix A.2; :func:`data.target_keys` / :func:`data.attribute_keys` with ``extra=True``
+    add the five additional ones); ``templates`` are template ids (default: all of the
+    language's). ``mode`` is ``paper`` or ``as-coded`` (masked LMs only); ``ddof`` the variance's
+    delta degrees of freedom (1: the sample variance, as the authors' code).
+    """
+    lang = data.language(language)
+    validate.choice("mode", mode, validate.MODES)
+    if mode == "as-coded" and lm.kind != "masked":
+        raise ValueError("mode='as-coded' reproduces the authors' masked-LM code; "
+                         f"{lm.name} is a {lm.kind} model")
+    targets = _keys("targets", targets, data.target_keys(), lang.targets)
+    attributes = _keys("attributes", attributes, data.attribute_keys(), lang.attributes)
+    if templates is None:
+        templates = list(lang.templates)
+    templates = [int(t) for t in templates]
+    unknown = [t for t in templates if t not in lang.templates]
+    if unknown or not templates:
+        raise ValueError(f"templates {unknown or '[]'} not in {language}; it has "
+                         f"{list(lang.templates)}")
+    if len(targets) <= ddof:
+        raise ValueError(f"the variance with ddof={ddof} needs more than {ddof} targets")
+    terms = [data.target_terms(lang, t, targets) for t in templates]
+    frames = [[data.frame(lang, t, a) for a in attributes] for t in templates]
+    key = store.content_key(VERSION, lm.fingerprint, lm.kind, mode, terms,
+                            [[(f.text, f.start, f.end) for f in row] for row in frames])
+
+    def compute() -> dict[str, np.ndarray]:
+        target = _slot_logprobs(lm, [[f.text for f in row] for row in frames], terms, mode,
+                                cache, progress)
+        if lm.kind != "masked":
+            return {"log_p_target": target}
+        counts = [[_mask_count(lm, lang, f, a, term[0], mode) for f, a in zip(row, attributes,
+                                                                            strict=True)]
+                  for row, term in zip(frames, terms, strict=True)]
+        priors = [[f.masked(" ".join([lm.tokenizer.mask_token] * k)) for f, k in zip(row, ks,
+                                                                                     strict=True)]
+                  for row, ks in zip(frames, counts, strict=True)]
+        return {"log_p_target": target,
+                "log_p_prior": _slot_logprobs(lm, priors, terms, mode, cache, progress)}
+
+    arrays = store.cached_arrays("ethnic-bias-cb", key, compute, cache=cache)
+    return CBResult(language=language, model=lm.name, kind=lm.kind, mode=mode, ddof=ddof,
+                    templates=tuple(templates), attributes=tuple(attributes),
+                    targets=tuple(targets), terms=tuple(tuple(t) for t in terms),
+                    log_p_target=arrays["log_p_target"],
+                    masked_prior=arrays.get("log_p_prior"))
+
+
+def _keys(name: str, given, default: list[str], known: dict) -> list[str]:
+    keys = default if given is None else validate.word_list(name, given)
+    missing = [k for k in keys if k not in known]
+    if missing:
+        raise KeyError(f"{name} {missing} are not keys of the language file (English keys, "
+                       f"e.g. {list(known)[:3]})")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{name} must be distinct")
+    return list(keys)
+
+
+def _slot_logprobs(lm: LanguageModel, texts: list[list[str]], terms: list[list[str]], mode: str,
+                   cache: bool, progress: bool | None) -> np.ndarray:
+    """``[templates, attributes, targets]`` log slot probabilities, one engine call per set of
+    target strings (templates asking for the same target form share it)."""
+    groups: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, term in enumerate(terms):
+        groups[tuple(term)].append(i)
+    out = np.empty((len(texts), len(texts[0]), len(terms[0])))
+    for term, rows in groups.items():
+        flat = [text for i in rows for text in texts[i]]
+        unique = list(dict.fromkeys(flat))
+        logp = slot_probabilities(lm, unique, list(term), mode=mode, log=True, cache=cache,
+                                  progress=progress)
+        where = {text: k for k, text in enumerate(unique)}
+        out[rows] = logp[[where[t] for t in flat]].reshape(len(rows), len(texts[0]), -1)
+    return out
+
+
+def _mask_count(lm: LanguageModel, lang: data.Language, frame: data.Frame, attribute: str,
+                term: str, mode: str) -> int:
+    """How many mask tokens replace the attribute in the prior sentence.
+
+    ``paper``: the tokens of the filled sentence that overlap the attribute's core. ``as-coded``:
+    the tokens of the attribute's singular term on its own (``len(tokenizer.tokenize(attr))``).
+    """
+    if mode == "as-coded":
+        return len(lm.tokenizer.tokenize(lang.attributes[attribute]["term"]))
+    slot = frame.text.index("{}")
+    shift = len(term) - 2 if slot < frame.start else 0
+    start, end = frame.start + shift, frame.end + shift
+    encoded = lm.tokenizer(frame.text.replace("{}", term), return_offsets_mapping=True,
+                           return_special_tokens_mask=True)
+    spans = zip(encoded["offset_mapping"], encoded["special_tokens_mask"], strict=True)
+    count = sum(1 for (a, b), special in spans if not special and a < end and b > start)
+    if count == 0:
+        raise ValueError(f"{lm.name}: attribute {attribute!r} has no tokens in "
+                         f"{frame.text!r}")
+    return count
