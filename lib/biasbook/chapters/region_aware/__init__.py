@@ -1,0 +1,10 @@
+"""Region-aware gender-bias topics and metrics (Borah, Garimella & Mihalcea 2024).
+
+- :mod:`.corpora`: region-labelled corpora (UN General Debate sentences and city tweets stand in
+  for GeoWAC; GeoWAC itself on the ``paper`` profile), Table 5 volumes.
+- :mod:`.weat_regions`: Sec. 3 and Appendix C, the ten Caliskan WEAT tests on word2vec vectors
+  trained per region (Tables 1 and 7).
+- :mod:`.region_weat`: Sec. 5, WEAT on region-aware topic pairs with region-specific names, on
+  fastText vectors per evaluation domain and region (Table 4).
+- :mod:`.topics`, :mod:`.personas`: Secs. 4.1-4.2 and 6 (BERTopic topics, topic pairs, personas).
+"""
