@@ -61,3 +61,19 @@ def test_cooccurrence_bias_refuses_bare_strings_infinite_counts_and_nan_scores()
     nan = BiasScores(("a", "b", "c"), np.array([0.0, np.nan, 2.0]))
     with pytest.raises(ValueError, match=r"generated bias scores of \['b'\] are NaN"):
         bias_regression(good, nan)
+
+
+@pytest.mark.parametrize("arch,kind", [("bert", "masked"), ("gpt2", "causal"),
+                                       ("bart", "encoder-decoder")])
+def test_unknown_words_are_named_the_same_way_for_every_model_kind(tok, arch, kind,
+                                                                   private_cache):
+    lm = from_model(tiny_model(arch, len(tok)), tok, name=f"tiny-{arch}", kind=kind)
+    sentences = ["people in paris are kind .", "people in kenya are kind .",
+                 "people in peru are kind ."]  # kenya, peru: not in the tiny vocabulary
+    with pytest.raises(ValueError, match=r"2 sentence\(s\) hold tokens unknown.*kenya.*peru"):
+        score_sentences(lm, sentences, progress=False)
+    with pytest.warns(UserWarning, match="2 sentence"):
+        scores = score_sentences(lm, sentences, unknown="report", progress=False)
+    assert scores.unknown == tuple(sentences[1:])
+    with pytest.raises(ValueError, match="hold tokens unknown"):
+        slot_probabilities(lm, "people in {} are kind .", ["paris", "kenya"])

@@ -29,7 +29,7 @@ SMOKE = ["FR", "DE", "GB", "KE", "NG", "JP", "IN", "BR", "US", "AU"]
 
 @pytest.fixture(scope="module")
 def tok():
-    return tiny_tokenizer()
+    return tiny_tokenizer(spell=True)  # every region and descriptor spelt: no [UNK]
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,12 @@ instead asks BART's own pre-training question, text infilling, with all of S as 
 paper only through padding (pad log-probs leak into its means), which is a bug, not a definition.
 A sentence with no scored token (``"[MASK]"``; one token without BOS) has mean NaN and sum 0.
 
+**Unknown tokens.** A text that the tokenizer maps (in part) to its unknown token (``[UNK]``) is
+an error by default (``unknown="error"``), for every model kind: masked models would skip the
+``[UNK]`` as a special token and causal ones would score it, and either way two different texts
+("kenya", "peru") could get identical scores. ``unknown="report"`` scores them anyway and lists
+them in ``SentenceScores.unknown`` (with a warning).
+
 >>> from biasbook.models import from_model
 >>> from biasbook.testing import tiny_model, tiny_tokenizer
 >>> tok = tiny_tokenizer()
@@ -46,6 +52,7 @@ True
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -64,6 +71,7 @@ METHODS = {"aul": ("masked", "encoder-decoder"), "aula": ("masked",), "pll": ("m
            "clm": ("causal",), "infill": ("encoder-decoder",)}
 DEFAULT_METHOD = {"masked": "aul", "causal": "clm", "encoder-decoder": "infill"}
 MODES = ("paper", "as-coded")
+UNKNOWN = ("error", "report")
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class SentenceScores:
     method: str
     token_logprobs: list[np.ndarray]
     token_weights: list[np.ndarray] | None = None
+    unknown: tuple[str, ...] = ()  # sentences holding the tokenizer's unknown token
 
     @property
     def n_tokens(self) -> np.ndarray:
@@ -107,19 +116,21 @@ class SentenceScores:
 
 def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | None = None, *,
                     mode: str = "paper", batch_tokens: int | None = None,
-                    cache: bool | ScoreCache = True, progress: bool | None = None
-                    ) -> SentenceScores:
+                    cache: bool | ScoreCache = True, progress: bool | None = None,
+                    unknown: str = "error") -> SentenceScores:
     """Score ``sentences`` under ``lm`` with ``method`` (default: by model kind; see the table).
 
     Repeated sentences are scored once. ``batch_tokens`` bounds the padded tokens of a forward
     pass. ``cache`` (True: the model's file under ``cache_dir()/scores``) makes reruns compute
     only new sentences and resume after an interruption. ``progress`` None shows a bar on long runs.
+    ``unknown``: what to do with sentences holding the unknown token (module notes).
     """
     sentences = validate.word_list("sentences", sentences)
     for i, text in enumerate(sentences):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"sentence {i} is {text!r}: every sentence must be a non-empty string")
     method, mode = resolve_method(lm, method, mode)
+    with_unknown = check_unknown(lm, sentences, unknown, "sentence")
     key = method_key(lm, method, mode)
 
     def engine(todo: list[str], budget: int) -> Iterator[tuple[list[int], list[np.ndarray]]]:
@@ -145,8 +156,28 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
     arrays = [values[text] for text in sentences]
     if method == "aula":
         return SentenceScores(sentences, method, [a.reshape(2, -1)[0] for a in arrays],
-                              [a.reshape(2, -1)[1] for a in arrays])
-    return SentenceScores(sentences, method, arrays)
+                              [a.reshape(2, -1)[1] for a in arrays], unknown=with_unknown)
+    return SentenceScores(sentences, method, arrays, unknown=with_unknown)
+
+
+def check_unknown(lm: LanguageModel, texts: Sequence[str], unknown: str, what: str
+                  ) -> tuple[str, ...]:
+    """The distinct ``texts`` that ``lm``'s tokenizer maps to its unknown token; an error (with
+    the first few named) under ``unknown="error"``, a warning under ``"report"``."""
+    validate.choice("unknown", unknown, UNKNOWN)
+    unk = getattr(lm.tokenizer, "unk_token_id", None)
+    if unk is None:  # byte-level tokenizers (GPT-2, Llama, Gemma) can spell any text
+        return ()
+    distinct = list(dict.fromkeys(texts))
+    ids = lm.tokenizer(distinct, add_special_tokens=False)["input_ids"]
+    found = tuple(text for text, seq in zip(distinct, ids, strict=True) if unk in seq)
+    if found:
+        message = (f"{len(found)} {what}(s) hold tokens unknown to {lm.name}'s tokenizer, e.g. "
+                   f"{list(found[:5])}")
+        if unknown == "error":
+            raise ValueError(message + "; pass unknown='report' to score them anyway")
+        warnings.warn(message + "; they are scored anyway (unknown='report')", stacklevel=3)
+    return found
 
 
 def resolve_method(lm: LanguageModel, method: str | None, mode: str) -> tuple[str, str]:

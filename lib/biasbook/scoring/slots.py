@@ -36,6 +36,7 @@ slot) / sum_c' P(S_c' | ...)``, the teacher-forced decoder likelihood, normalise
 from __future__ import annotations
 
 import json
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -45,7 +46,7 @@ from biasbook import validate
 from biasbook.models import LanguageModel
 from biasbook.scoring.cache import ScoreCache, cached_run
 from biasbook.scoring.masked import masked_slot_logprobs
-from biasbook.scoring.sentences import ENGINE_VERSION, MODES, score_sentences
+from biasbook.scoring.sentences import ENGINE_VERSION, MODES, check_unknown, score_sentences
 from biasbook.scoring.seq2seq import seq2seq_logprobs
 
 PLACEHOLDER = "{}"
@@ -54,23 +55,29 @@ PLACEHOLDER = "{}"
 def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
                        candidates: Sequence[str], *, mode: str = "paper", log: bool = False,
                        batch_tokens: int | None = None, cache: bool | ScoreCache = True,
-                       progress: bool | None = None) -> np.ndarray:
+                       progress: bool | None = None, unknown: str = "error") -> np.ndarray:
     """Probability of each candidate in the ``{}`` slot of ``template`` (see the module notes).
 
     ``template`` may be a list of templates, computed together: the result is then
     ``[n_templates, n_candidates]`` instead of ``[n_candidates]``. ``log`` returns natural-log
     probabilities, which stay finite where products of sub-token probabilities underflow.
+    ``unknown``: filled templates holding the tokenizer's unknown token are an error, or
+    (``"report"``) a warning (see :mod:`biasbook.scoring.sentences`).
     """
     templates = [template] if isinstance(template, str) else list(template)
     candidates = validate.word_list("candidates", candidates)
     _check(lm, templates, candidates, mode)
+    check_unknown(lm, [_fill(t, c) for t in templates for c in candidates], unknown,
+                  "filled template")
     options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress)
     if lm.kind == "masked":
         logp = _masked(lm, templates, candidates, mode, **options)
     else:
         if lm.kind == "causal":
             filled = [_fill(t, c) for t in templates for c in candidates]
-            scores = score_sentences(lm, filled, "clm", **options).sum
+            with warnings.catch_warnings():  # already reported above, once
+                warnings.filterwarnings("ignore", message=".*hold tokens unknown")
+                scores = score_sentences(lm, filled, "clm", unknown="report", **options).sum
         else:
             scores = _seq2seq(lm, templates, candidates, **options)
         scores = scores.reshape(len(templates), len(candidates))
