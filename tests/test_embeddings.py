@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from biasbook import resources
-from biasbook.embeddings import vectors, wordsets
+from biasbook.embeddings import benchmarks, vectors, wordsets
 from biasbook.paths import cache_dir
 
 SITE = resources.package_dir("word2vec-gnews-bolukbasi-subset")
@@ -119,3 +119,118 @@ def test_lowercase_is_explicit():
     assert "NASA" in wordsets.load("caliskan")["science-arts-gender"].x
     assert "nasa" in wordsets.load("caliskan", lowercase=True)["science-arts-gender"].x
     assert wordsets.names() >= ["caliskan", "indirect-stereotypes"]
+
+
+# ---------------------------------------------------------------- benchmarks
+
+
+def _angles(**degrees):
+    """2-D unit vectors at the given angles: cosines are cos(angle differences)."""
+    rad = np.radians(list(degrees.values()))
+    return vectors.from_arrays(list(degrees), np.c_[np.cos(rad), np.sin(rad)])
+
+
+def test_spearman_on_hand_made_vectors():
+    kv = _angles(w0=0, w1=10, w2=30, w3=60, w4=90)
+    pairs = [("w0", "w1"), ("w0", "w2"), ("w0", "w3"), ("w0", "w4"), ("w0", "gone")]
+    # cosines .985, .866, .5, 0 rank 4 3 2 1; human ranks 4 3 1 2: d^2 sums to 2,
+    # rho = 1 - 6 * 2 / (4 * (16 - 1)) = 0.8
+    rho, used, n_oov = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5])
+    assert (rho, used, n_oov) == (pytest.approx(0.8), 4, 1)
+    # oov="mean": "gone" is the mean vector (angle 38 degrees), cos .79 ranks 3rd of 5 while its
+    # human score ranks 1st: d^2 = 1 + 1 + 4 + 1 + 1 = 8 (ranks 5 4 2 1 3 vs 4 3 1 2 5)
+    rho, used, _ = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5], oov="mean")
+    assert (rho, used) == (pytest.approx(1 - 6 * 8 / (5 * 24)), 5)
+    rho, used, n_oov = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5],
+                                                      vocabulary={"w0", "w1", "w2", "w4"})
+    assert (used, n_oov) == (3, 2)
+
+
+def test_analogy_accuracy_matches_a_brute_force_loop():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(40)]
+    kv = vectors.from_arrays(words, rng.normal(size=(40, 5)))
+    questions = [tuple(rng.choice(words, 4, replace=False)) for _ in range(600)]
+    # Make about a third answerable: d = the exact 3CosAdd answer among the other words.
+    unit = kv.vectors / np.linalg.norm(kv.vectors, axis=1, keepdims=True)
+
+    def best(a, b, c):
+        target = unit[kv.key_to_index[b]] - unit[kv.key_to_index[a]] + unit[kv.key_to_index[c]]
+        scores = {w: float(unit[i] @ target) for i, w in enumerate(words) if w not in (a, b, c)}
+        return max(scores, key=scores.get)
+
+    questions = [(a, b, c, best(a, b, c) if i % 3 == 0 else d)
+                 for i, (a, b, c, d) in enumerate(questions)]
+    expected = np.mean([best(a, b, c) == d for a, b, c, d in questions])
+    accuracy, used, n_oov = benchmarks.analogy_accuracy(kv, questions)
+    assert (accuracy, used, n_oov) == (pytest.approx(expected), 600, 0)
+    assert expected > 1 / 3  # the constructed third plus some lucky ones
+
+
+def test_analogy_oov_and_restricted_candidates():
+    # man:woman :: king:? -> queen (the offset e2 is shared); "dog" is a distractor.
+    kv = vectors.from_arrays(["man", "woman", "king", "queen", "dog"],
+                             np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 1, 1, 0],
+                                       [0, 0, 0, 1]], dtype=float))
+    questions = [("man", "woman", "king", "queen"), ("woman", "man", "queen", "king"),
+                 ("man", "woman", "king", "dog"), ("man", "woman", "ghost", "queen")]
+    assert benchmarks.analogy_accuracy(kv, questions) == (pytest.approx(2 / 3), 3, 1)
+    # oov="mean": "ghost" becomes the unit mean (2, 2, 2, 1) / sqrt 13; the target
+    # woman/|woman| - man + that = (.26, 1.26, .55, .28) is closest to queen (cos .90 against
+    # .39 for king, .19 for dog), so the fourth question is answered too: 3 of 4.
+    assert benchmarks.analogy_accuracy(kv, questions, oov="mean")[:2] == (0.75, 4)
+    # Only the first 3 words are candidates: "queen" cannot be answered, the question is OOV.
+    assert benchmarks.analogy_accuracy(kv, questions, restrict_vocab=3)[1:] == (0, 4)
+
+
+def test_purity_and_categorisation():
+    assert benchmarks.purity(["a", "a", "a", "b", "b"], [1, 1, 2, 2, 2]) == pytest.approx(0.8)
+    kv = _angles(c1=0, c2=5, c3=10, d1=90, d2=95, d3=100)
+    words, labels = ["c1", "c2", "c3", "d1", "d2", "d3", "nope"], list("cccdddd")
+    for cluster in benchmarks.CLUSTERINGS:
+        score, used, n_oov = benchmarks.categorisation_purity(kv, words, labels, cluster=cluster)
+        assert (score, used, n_oov) == (1.0, 6, 1)
+    # One word filed under the wrong label: the best clustering still puts it with its angle.
+    score, *_ = benchmarks.categorisation_purity(kv, words[:6], list("ccdddd"))
+    assert score == pytest.approx(5 / 6)
+
+
+def test_mirror_benchmarks_parse_to_their_published_sizes():
+    sizes = {"MEN": 3000, "WS353": 353, "WS353R": 252, "WS353S": 203, "SimLex999": 999,
+             "RW": 2034, "RG65": 65, "MTurk": 287, "AP": 402, "BLESS": 200, "Battig": 5231,
+             "ESSLI_2c": 45, "Google": 19544, "MSR": 8000, "SemEval2012_2": 10014}
+    assert list(sizes) == list(benchmarks.BENCHMARKS)  # Table 1's order
+    for name, n in sizes.items():
+        assert len(benchmarks._read(name)[0]) == n, name
+    assert len(set(benchmarks._read("AP")[1])) == 21  # Almuhareb & Poesio's 21 categories
+
+
+def test_evaluate_reports_unusable_benchmarks_and_relative_change():
+    kv = _angles(sun=0, sunlight=5, car=40, automobile=42, river=80, water=85, tiger=120,
+                 cat=122, stream=75)
+    table = benchmarks.evaluate(kv, ["MEN", "WS353", "Google"])
+    men = table.set_index("benchmark").loc["MEN"]
+    assert men["n_used"] >= 3 and men["n_oov"] == 3000 - men["n_used"] and men["reason"] == ""
+    google = table.set_index("benchmark").loc["Google"]
+    assert np.isnan(google["score"]) and "too few items" in google["reason"]
+    with pytest.raises(KeyError, match="ESSLI_2b are not in the offline mirror"):
+        benchmarks.evaluate(kv, ["ESSLI_2b"])
+    other = table.assign(score=table["score"] * 1.1)
+    change = benchmarks.relative_change(table, other).set_index("benchmark")
+    assert change.loc["MEN", "relative_change_pct"] == pytest.approx(10.0)
+    assert np.isnan(change.loc["Google", "relative_change_pct"])
+    assert change.loc["Google", "reason"] == "no original score"
+    zero = benchmarks.relative_change(table.assign(score=0.0), table).set_index("benchmark")
+    assert zero.loc["MEN", "reason"] == "original score is 0"
+
+
+@pytest.mark.slow  # loads GloVe 6B (400k words)
+def test_caliskan_tests_run_on_glove_in_one_call(offline):
+    from biasbook.metrics import weat
+
+    table = weat.run_tests(vectors.load("glove-6b-50d"), wordsets.load("caliskan", lowercase=True))
+    assert table["computable"].all() and len(table) == 10
+    # Every test shows the direction Caliskan et al. found, beside their published value.
+    assert (table["effect_size"] > 0).all() and table["paper_effect_size"].notna().all()
+    flowers = table.set_index("test").loc["flowers-insects"]
+    assert (flowers["oov"], flowers["dropped"]) == ("x: gladiola", "y: weevil")

@@ -23,8 +23,15 @@ nothing imports :mod:`biasbook.chapters` (``tests/test_layout.py`` checks it).
 
 - :mod:`biasbook.text`        corpus readers, tokenisation, windowed co-occurrence counts
 - :mod:`biasbook.embeddings`  static word vectors: loading, training, OOV reports, benchmarks
+
+  - :mod:`~biasbook.embeddings.vectors`     pretrained vectors offline, ``from_arrays``, OOV report
+  - :mod:`~biasbook.embeddings.wordsets`    WEAT word sets from ``data/word-sets/*.yml``
+  - :mod:`~biasbook.embeddings.benchmarks`  similarity, categorisation, analogy benchmarks
 - :mod:`biasbook.training`    LSTM language model, continual training, text classifiers
 - :mod:`biasbook.metrics`     bias metrics as pure functions on arrays
+
+  - :mod:`~biasbook.metrics.weat`  WEAT statistic, effect size, permutation p-value, test tables
+  - :mod:`~biasbook.metrics.ripa`  RIPA per word (pair mean or principal direction)
 - :mod:`biasbook.mitigation`  debiasing methods
 
 **Chapters**: :mod:`biasbook.chapters` holds one package per paper, its pipeline and tables.

@@ -1,0 +1,279 @@
+"""Semantic benchmarks of word vectors (the indirect-stereotypes paper's Table 1, after the
+``word-embeddings-benchmarks`` package of Jastrzebski et al. 2017), from the offline mirror.
+
+Three tasks, each on any gensim ``KeyedVectors``:
+
+- **similarity** (MEN, WS353, WS353R, WS353S, SimLex999, RW, RG65, MTurk; files of
+  ``eval-word-vectors``): Spearman rho between the human scores and the cosine similarities.
+- **categorisation** (AP, BLESS, Battig, ESSLI_2c; ``vecto-word-benchmarks``): purity of a
+  clustering of the unit-normalised word vectors into as many clusters as there are categories.
+  As in the package the paper used (``web.evaluate.evaluate_categorization``, method ``"all"``),
+  the score is the best purity of six clusterings: agglomerative (Ward; average and complete
+  linkage with cosine and Euclidean distances) and k-means (10 starts, seeded). Taking the best
+  of six is optimistic; ``cluster="kmeans"`` or ``"ward"`` scores one clustering instead. ESSLI
+  2008's tasks 1a and 2b are not in the mirror (only 2c, 45 verbs in 9 classes).
+- **analogy** (Google, MSR, SemEval2012_2; ``vecto-word-benchmarks`` quadruples a:b :: c:d):
+  3CosAdd accuracy, d-hat = argmax_v cos(v, b - a + c) over unit vectors, the three question
+  words excluded. Computed as blocks of matrix products. Note: ``web`` scores SemEval-2012 task 2
+  by a rank correlation of relation prototypicality; the mirror gives it as quadruples, scored
+  here by 3CosAdd accuracy like the other two.
+
+Out-of-vocabulary words are counted, never hidden: ``oov="drop"`` (default) scores only the items
+whose words all have vectors; ``oov="mean"`` stands a missing word in by the mean vector, as
+``web`` does (an analogy whose answer is missing then counts as wrong). Both report ``n_oov``.
+Pass ``vocabulary`` (e.g. the words every compared model has) to score several models on the same
+items. ``lowercase=True`` (default) lower-cases the benchmark words, for uncased vectors.
+
+>>> import numpy as np
+>>> from biasbook.embeddings.vectors import from_arrays
+>>> kv = from_arrays(["a", "b", "c", "d"], np.array([[1., 0], [1, .1], [0, 1], [.1, 1]]))
+>>> spearman_similarity(kv, [("a", "b"), ("a", "c"), ("b", "d"), ("a", "x")], [9., 1., 5., 3.])
+(1.0, 3, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+from biasbook import resources, validate
+
+OOV_MODES = ("drop", "mean")
+CLUSTERINGS = ("all", "kmeans", "ward")
+_ANALOGY_BLOCK = 512  # queries per matrix product: 512 x 50k float32 scores = 100 MB
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark: its task and where the mirror keeps it."""
+
+    name: str
+    task: str
+    resource: str
+    filename: str
+
+
+_VECTO = "vecto-word-benchmarks"
+_EWV = "eval-word-vectors"
+BENCHMARKS = {b.name: b for b in [
+    Benchmark("MEN", "similarity", _EWV, "EN-MEN-TR-3k.txt"),
+    Benchmark("WS353", "similarity", _EWV, "EN-WS-353-ALL.txt"),
+    Benchmark("WS353R", "similarity", _EWV, "EN-WS-353-REL.txt"),
+    Benchmark("WS353S", "similarity", _EWV, "EN-WS-353-SIM.txt"),
+    Benchmark("SimLex999", "similarity", _EWV, "EN-SIMLEX-999.txt"),
+    Benchmark("RW", "similarity", _EWV, "EN-RW-STANFORD.txt"),
+    Benchmark("RG65", "similarity", _EWV, "EN-RG-65.txt"),
+    Benchmark("MTurk", "similarity", _EWV, "EN-MTurk-287.txt"),
+    Benchmark("AP", "categorisation", _VECTO, "word-categorization/monolingual/en/ap.csv"),
+    Benchmark("BLESS", "categorisation", _VECTO, "word-categorization/monolingual/en/bless.csv"),
+    Benchmark("Battig", "categorisation", _VECTO,
+              "word-categorization/monolingual/en/battig.csv"),
+    Benchmark("ESSLI_2c", "categorisation", _VECTO,
+              "word-categorization/monolingual/en/essli-2008.csv"),
+    Benchmark("Google", "analogy", _VECTO, "word-analogy/monolingual/en/google-analogies.csv"),
+    Benchmark("MSR", "analogy", _VECTO, "word-analogy/monolingual/en/msr.csv"),
+    Benchmark("SemEval2012_2", "analogy", _VECTO, "word-analogy/monolingual/en/semeval.csv"),
+]}
+_METRIC = {"similarity": "spearman", "categorisation": "purity", "analogy": "accuracy"}
+
+
+@cache
+def _read(name: str) -> tuple:
+    """The benchmark's items as arrays of words (and scores or labels), as the mirror gives them."""
+    b = BENCHMARKS[name]
+    path = resources.path(b.resource, b.filename)
+    if b.task == "similarity":
+        rows = [line.split("\t") for line in path.read_text().splitlines() if line.strip()]
+        return (tuple((r[0].strip(), r[1].strip()) for r in rows),
+                tuple(float(r[2]) for r in rows))
+    frame = pd.read_csv(path, index_col=0, dtype=str, keep_default_na=False)
+    frame = frame.apply(lambda col: col.str.strip())
+    if b.task == "categorisation":
+        frame = frame[frame["word"] != ""]  # AP and BLESS end each category with an empty row
+        return tuple(frame["word"]), tuple(frame["category"])
+    return (tuple(map(tuple, frame[["word1", "word2", "word3", "target"]].to_numpy())),)
+
+
+class _Lookup:
+    """Unit vectors of known words; the unit mean vector for the rest when ``oov="mean"``."""
+
+    def __init__(self, kv, vocabulary: Collection[str] | None, oov: str, lowercase: bool):
+        self.kv, self.oov, self.lowercase = kv, validate.choice("oov", oov, OOV_MODES), lowercase
+        self.vocabulary = None if vocabulary is None else set(vocabulary)
+        self._mean = None
+
+    def norm(self, word: str) -> str:
+        return word.lower() if self.lowercase else word
+
+    def known(self, word: str) -> bool:
+        return word in self.kv.key_to_index and (self.vocabulary is None or
+                                                 word in self.vocabulary)
+
+    def unit(self, words: Sequence[str]) -> np.ndarray:
+        rows = np.zeros((len(words), self.kv.vector_size), dtype=np.float64)
+        known = np.array([self.known(w) for w in words], dtype=bool)
+        if known.any():
+            index = self.kv.key_to_index
+            rows[known] = self.kv.vectors[[index[w] for w, k in zip(words, known, strict=True)
+                                           if k]]
+        if not known.all():
+            rows[~known] = self.mean()
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    def mean(self) -> np.ndarray:
+        if self._mean is None:
+            self._mean = np.asarray(self.kv.vectors, dtype=np.float64).mean(axis=0)
+        return self._mean
+
+
+def spearman_similarity(kv, pairs: Sequence[tuple[str, str]], scores: Sequence[float], *,
+                        oov: str = "drop", vocabulary: Collection[str] | None = None,
+                        lowercase: bool = False) -> tuple[float, int, int]:
+    """``(rho, n_pairs_used, n_pairs_with_oov)``: Spearman rho of cosine vs human scores."""
+    from scipy.stats import spearmanr
+
+    look = _Lookup(kv, vocabulary, oov, lowercase)
+    pairs = [(look.norm(a), look.norm(b)) for a, b in pairs]
+    has_oov = np.array([not (look.known(a) and look.known(b)) for a, b in pairs], dtype=bool)
+    use = ~has_oov if oov == "drop" else np.ones(len(pairs), dtype=bool)
+    kept = [p for p, u in zip(pairs, use, strict=True) if u]
+    if len(kept) < 3:
+        return float("nan"), len(kept), int(has_oov.sum())
+    cos = np.einsum("ij,ij->i", look.unit([a for a, _ in kept]), look.unit([b for _, b in kept]))
+    rho = spearmanr(np.asarray(scores, dtype=np.float64)[use], cos).statistic
+    return float(rho), len(kept), int(has_oov.sum())
+
+
+def purity(labels: Sequence, clusters: Sequence) -> float:
+    """Share of items whose cluster's most common true label is their own.
+
+    >>> purity(["a", "a", "b", "b"], [0, 0, 0, 1])
+    0.75
+    """
+    table = pd.crosstab(np.asarray(clusters), np.asarray(labels))
+    return float(table.to_numpy().max(axis=1).sum() / len(labels))
+
+
+def categorisation_purity(kv, words: Sequence[str], labels: Sequence[str], *,
+                          oov: str = "drop", vocabulary: Collection[str] | None = None,
+                          lowercase: bool = False, cluster: str = "all",
+                          seed: int = 0) -> tuple[float, int, int]:
+    """``(purity, n_words_used, n_oov)`` of clustering ``words`` into their ``labels``' number."""
+    from sklearn.cluster import AgglomerativeClustering, KMeans
+    from threadpoolctl import threadpool_limits
+
+    validate.choice("cluster", cluster, CLUSTERINGS)
+    look = _Lookup(kv, vocabulary, oov, lowercase)
+    words = [look.norm(w) for w in words]
+    known = np.array([look.known(w) for w in words], dtype=bool)
+    use = known if oov == "drop" else np.ones(len(words), dtype=bool)
+    kept = [w for w, u in zip(words, use, strict=True) if u]
+    y = np.asarray(labels)[use]
+    k = len(set(y))
+    if len(kept) <= k or k < 2:
+        return float("nan"), len(kept), int((~known).sum())
+    x = look.unit(kept)
+    models = []
+    if cluster in ("all", "ward"):
+        models.append(AgglomerativeClustering(n_clusters=k, linkage="ward"))
+    if cluster == "all":
+        models += [AgglomerativeClustering(n_clusters=k, metric=metric, linkage=linkage)
+                   for metric in ("cosine", "euclidean") for linkage in ("average", "complete")]
+    if cluster in ("all", "kmeans"):
+        models.append(KMeans(n_clusters=k, n_init=10, random_state=seed))
+    # A few thousand points: threads gain nothing, and on a shared machine OpenMP barriers stall.
+    with threadpool_limits(1):
+        best = max(purity(y, model.fit_predict(x)) for model in models)
+    return best, len(kept), int((~known).sum())
+
+
+def analogy_accuracy(kv, questions: Sequence[tuple[str, str, str, str]], *, oov: str = "drop",
+                     vocabulary: Collection[str] | None = None, lowercase: bool = False,
+                     restrict_vocab: int | None = None) -> tuple[float, int, int]:
+    """``(accuracy, n_questions_used, n_with_oov)`` of 3CosAdd on questions a:b :: c:d.
+
+    Candidates are the known words (the first ``restrict_vocab`` of ``kv``'s order if given) but
+    a, b and c themselves.
+    """
+    look = _Lookup(kv, vocabulary, oov, lowercase)
+    questions = [tuple(look.norm(w) for w in q) for q in questions]
+    candidates = kv.index_to_key[:restrict_vocab] if restrict_vocab else kv.index_to_key
+    candidates = [w for w in candidates if look.known(w)]
+    position = {w: i for i, w in enumerate(candidates)}
+    has_oov = np.array([not all(w in position for w in q) for q in questions], dtype=bool)
+    use = ~has_oov if oov == "drop" else np.ones(len(questions), dtype=bool)
+    kept = [q for q, u in zip(questions, use, strict=True) if u]
+    if not kept:
+        return float("nan"), 0, int(has_oov.sum())
+    matrix = look.unit(candidates).astype(np.float32)
+    correct = 0
+    for start in range(0, len(kept), _ANALOGY_BLOCK):
+        block = kept[start:start + _ANALOGY_BLOCK]
+        a, b, c = (look.unit([q[i] for q in block]) for i in range(3))
+        scores = (b - a + c).astype(np.float32) @ matrix.T
+        rows = np.arange(len(block))
+        for i in range(3):  # the question words are never the answer
+            cols = np.array([position.get(q[i], -1) for q in block])
+            scores[rows[cols >= 0], cols[cols >= 0]] = -np.inf
+        answers = np.array([position.get(q[3], -1) for q in block])
+        correct += int(np.count_nonzero(scores.argmax(axis=1) == answers))
+    return correct / len(kept), len(kept), int(has_oov.sum())
+
+
+def evaluate(kv, names: Sequence[str] | None = None, *, oov: str = "drop",
+             vocabulary: Collection[str] | None = None, lowercase: bool = True,
+             cluster: str = "all", restrict_vocab: int | None = None,
+             seed: int = 0) -> pd.DataFrame:
+    """One row per benchmark: ``task``, ``metric``, ``score``, ``n_items``, ``n_used``, ``n_oov``,
+    ``reason`` (why a score is missing, if it is). ``names`` defaults to all of
+    :data:`BENCHMARKS`, in Table 1's order."""
+    names = list(BENCHMARKS) if names is None else validate.word_list("names", names)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        raise KeyError(f"unknown benchmarks {unknown}; available: {', '.join(BENCHMARKS)} "
+                       "(ESSLI_1a and ESSLI_2b are not in the offline mirror)")
+    common = {"oov": oov, "vocabulary": vocabulary, "lowercase": lowercase}
+    rows = []
+    for name in names:
+        b = BENCHMARKS[name]
+        data = _read(name)
+        if b.task == "similarity":
+            score, used, n_oov = spearman_similarity(kv, *data, **common)
+        elif b.task == "categorisation":
+            score, used, n_oov = categorisation_purity(kv, *data, cluster=cluster, seed=seed,
+                                                       **common)
+        else:
+            score, used, n_oov = analogy_accuracy(kv, *data, restrict_vocab=restrict_vocab,
+                                                  **common)
+        reason = "" if np.isfinite(score) else f"too few items with vectors ({used})"
+        rows.append({"benchmark": name, "task": b.task, "metric": _METRIC[b.task],
+                     "score": score, "n_items": len(data[0]), "n_used": used, "n_oov": n_oov,
+                     "reason": reason})
+    return pd.DataFrame(rows)
+
+
+def relative_change(df_original: pd.DataFrame, df_other: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's form: 100 * (other - original) / |original| per benchmark, in percent.
+
+    A change that cannot be computed (a score missing on either side, or an original score of 0)
+    is NaN with the reason in ``reason``.
+
+    >>> a = pd.DataFrame({"benchmark": ["MEN"], "task": ["similarity"], "score": [0.5]})
+    >>> relative_change(a, a.assign(score=[0.55]))[["benchmark", "relative_change_pct"]]
+      benchmark  relative_change_pct
+    0       MEN                 10.0
+    """
+    merged = df_original[["benchmark", "task", "score"]].merge(
+        df_other[["benchmark", "score"]], on="benchmark", how="outer",
+        suffixes=("_original", "_other"), sort=False)
+    original, other = merged["score_original"], merged["score_other"]
+    defined = original.notna() & other.notna() & (original != 0)
+    merged["relative_change_pct"] = (100 * (other - original) / original.abs()).where(defined)
+    merged["reason"] = np.select(
+        [original.isna(), other.isna(), original == 0],
+        ["no original score", "no score to compare", "original score is 0"], default="")
+    return merged
