@@ -16,6 +16,10 @@ def gpt(tok):
     return from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2", kind="causal")
 
 
+@pytest.mark.bad_input(
+    'A bare string where a list of sentences or candidates is expected '
+    '(`score_sentences(lm, "the cat")`)',
+    "`TypeError` naming the parameter and the fix (`['the cat']`)")
 def test_a_bare_string_is_not_read_letter_by_letter(gpt, private_cache):
     with pytest.raises(TypeError, match=r"sentences must be a list.*\['thecat'\]"):
         score_sentences(gpt, "thecat")
@@ -23,12 +27,21 @@ def test_a_bare_string_is_not_read_letter_by_letter(gpt, private_cache):
         slot_probabilities(gpt, "people in {} are kind .", "paris")
 
 
+@pytest.mark.bad_input(
+    "A sentence longer than the model's context window",
+    "`ValueError` naming the sentence, its length and the model's limit, before any "
+    'scoring')
 def test_a_sentence_longer_than_the_context_is_named(gpt, private_cache):
     long = " ".join(["the cat"] * 40)  # 80 tokens; the tiny GPT-2 reads 64 positions
     with pytest.raises(ValueError, match=r"has 80 tokens, more than tiny-gpt2 can read \(6[34]\)"):
         score_sentences(gpt, ["a cat .", long], progress=False)
 
 
+@pytest.mark.bad_input(
+    'NaN or infinite region scores, an empty region tree or no descriptors in HERB; '
+    'scores near 1e200',
+    '`ValueError` naming the regions; huge scores give the same bias as scaled-down '
+    'ones')
 def test_herb_refuses_non_finite_or_empty_input_and_survives_huge_scores():
     import numpy as np
 
@@ -48,6 +61,10 @@ def test_herb_refuses_non_finite_or_empty_input_and_survives_huge_scores():
     assert expected > 0 and huge == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.bad_input(
+    'A bare-string word list, infinite gender counts or NaN scores in the Bordia & '
+    'Bowman metric',
+    '`TypeError`/`ValueError` naming the input (the words with NaN scores)')
 def test_cooccurrence_bias_refuses_bare_strings_infinite_counts_and_nan_scores():
     import numpy as np
 
@@ -63,6 +80,10 @@ def test_cooccurrence_bias_refuses_bare_strings_infinite_counts_and_nan_scores()
         bias_regression(good, nan)
 
 
+@pytest.mark.bad_input(
+    'Words the tokenizer maps to its unknown token (`[UNK]`)',
+    '`ValueError` listing the sentences, for every model kind; `unknown="report"` '
+    'scores them with a warning and a list')
 @pytest.mark.parametrize("arch,kind", [("bert", "masked"), ("gpt2", "causal"),
                                        ("bart", "encoder-decoder")])
 def test_unknown_words_are_named_the_same_way_for_every_model_kind(tok, arch, kind,

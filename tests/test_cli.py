@@ -58,6 +58,11 @@ def test_profiles_inherit(tmp_path, monkeypatch):
         profiles.chapter_spec.cache_clear()
 
 
+@pytest.mark.bad_input(
+    'A malformed `-p` value, a value of the wrong type, an empty list, an unknown '
+    'parameter or chapter, a missing run folder',
+    'one line on stderr saying what to do, exit status 2 (`--debug` shows the '
+    'traceback)')
 @pytest.mark.parametrize("argv,message", [
     (["run", "demo", "-p", "models=["], "parameter 'models': '[' is not valid YAML"),
     (["run", "demo", "-p", "models=[]"], "'models' of demo/01-offline-models is an empty list"),
@@ -74,10 +79,16 @@ def test_errors_are_one_line_with_exit_status_2(argv, message, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.bad_input(
+    '`-p models=gpt2` where the profile has a list',
+    'taken as the one-element list `[gpt2]`')
 def test_a_scalar_is_a_one_element_list_where_the_profile_has_a_list():
     assert cli.check_types("demo", "01-offline-models", {"models": "gpt2"}) == {"models": ["gpt2"]}
 
 
+@pytest.mark.bad_input(
+    'A damaged result record under `runs/`',
+    '`biasbook compare` names the file and says to delete it or re-run')
 def test_a_malformed_record_is_named(tmp_path, capsys):
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "01.json").write_text("{not json")

@@ -41,6 +41,9 @@ def test_load_a_local_folder(tmp_path, tok):
     assert lm.fingerprint == models.fingerprint(model)
 
 
+@pytest.mark.bad_input(
+    'An unknown model id while offline (`HF_HUB_OFFLINE=1`)',
+    "`ModelError` at once (no retries), listing the registry's models")
 def test_unknown_model_id_offline_says_the_hub_is_off_at_once(monkeypatch):
     import transformers
 
@@ -54,6 +57,9 @@ def test_unknown_model_id_offline_says_the_hub_is_off_at_once(monkeypatch):
         models.load("no-such-org/no-such-model")
 
 
+@pytest.mark.bad_input(
+    'A local model folder without tokenizer files',
+    '`ModelError` naming the folder and the files it lacks')
 def test_a_model_folder_without_tokenizer_files_fails_to_load(tmp_path, tok):
     from biasbook.testing import tiny_model
 
@@ -111,6 +117,10 @@ def _converted_folder(tmp_path, tok):
     return model, folder
 
 
+@pytest.mark.bad_input(
+    'A converted model whose cached weights changed or were damaged',
+    '`ModelError` naming the folder to delete; the model is converted again on the '
+    'next load')
 def test_changed_cached_weights_are_caught_not_trusted(tmp_path, tok):
     import torch
     from safetensors.torch import save_model
