@@ -28,7 +28,7 @@ def main() -> None:
 
     glove = vectors.load("glove-6b-50d")
     kv = vectors.from_arrays(glove.index_to_key[:args.vocab], glove.vectors[:args.vocab])
-    (questions,) = benchmarks._read("Google")
+    (questions,) = benchmarks.items("Google")
     questions = questions[:args.questions]
 
     start = time.perf_counter()

@@ -201,8 +201,8 @@ def test_mirror_benchmarks_parse_to_their_published_sizes():
              "ESSLI_2c": 45, "Google": 19544, "MSR": 8000, "SemEval2012_2": 10014}
     assert list(sizes) == list(benchmarks.BENCHMARKS)  # Table 1's order
     for name, n in sizes.items():
-        assert len(benchmarks._read(name)[0]) == n, name
-    assert len(set(benchmarks._read("AP")[1])) == 21  # Almuhareb & Poesio's 21 categories
+        assert len(benchmarks.items(name)[0]) == n, name
+    assert len(set(benchmarks.items("AP")[1])) == 21  # Almuhareb & Poesio's 21 categories
 
 
 def test_evaluate_reports_unusable_benchmarks_and_relative_change():
