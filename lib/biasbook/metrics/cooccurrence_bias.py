@@ -1,6 +1,7 @@
 """Co-occurrence gender bias scores (Bordia & Bowman 2019, sections 3.3.1 and 3.3.2).
 
-Pure functions on count arrays, e.g. those of :func:`biasbook.cooccurrence.count_cooccurrences`:
+Pure functions on count arrays, e.g. those of
+:func:`biasbook.text.cooccurrence.count_cooccurrences`:
 
 - P(w|g) = (c(w, g) / sum_i c(w_i, g)) / (c(g) / sum_i c(w_i))
 - bias(w) = log(P(w|f) / P(w|m)); > 0 leans female, < 0 leans male
@@ -12,7 +13,7 @@ the reason, in :attr:`BiasScores.dropped`; nothing returns NaN or inf silently.
 
 On PTB train (fixed context, k = 10) the printed formula gives mu 2.04, sigma 0.99; the paper's
 Table 1 reports 0.83, 1.00. The authors' n-gram counts (``mode="as-coded"`` in
-:mod:`biasbook.cooccurrence`) scored with ``gender_frequency=False`` give 0.83, 0.99.
+:mod:`biasbook.text.cooccurrence`) scored with ``gender_frequency=False`` give 0.83, 0.99.
 
 >>> s = bias_scores(["doctor", "nurse"], male=[4, 1], female=[1, 4], n_male=1, n_female=1)
 >>> s.scores.round(3).tolist()

@@ -23,3 +23,29 @@ def defining_pairs(corpus: str, *, as_printed: bool = False) -> list[tuple[str, 
     swapped = {tuple(p) for p in spec.get("swapped_in_print", [])}
     pairs = [tuple(p) for p in spec["pairs"]]
     return [p if as_printed or p not in swapped else (p[1], p[0]) for p in pairs]
+
+
+def paper_sweep(corpus: str) -> dict:
+    """The paper's Table 1-3 rows for ``corpus`` as ``{lambda: {column: value}}``; ``"train"``
+    is the training-corpus row. Corpora the paper does not report give ``{}``.
+
+    >>> table = paper_sweep("ptb")
+    >>> table["train"]["fixed_mu"], table[0.01]["fixed_mu"], table[0.01]["ppl"]
+    (0.83, 0.63, 62.83)
+    >>> paper_sweep("un-general-debates")
+    {}
+    """
+    sweep = datafiles.paper_results(CHAPTER)["sweep"]
+    rows = sweep.get(corpus, [])
+    return {r[0]: dict(zip(sweep["columns"], r, strict=True)) for r in rows}
+
+
+def paper_word_bias(corpus: str) -> dict:
+    """The paper's word-level table (Tables 5-8) of ``corpus``: ``columns`` (``"train"``, then
+    each lambda), ``male`` and ``female`` (``{word: [score per column]}``).
+
+    >>> table = paper_word_bias("wikitext-2")
+    >>> table["columns"][:2], table["male"]["Boston"][0]
+    (['train', 0.0], -0.95)
+    """
+    return datafiles.paper_results(CHAPTER)["word_bias"][corpus]

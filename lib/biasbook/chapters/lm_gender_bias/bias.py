@@ -1,0 +1,115 @@
+"""Co-occurrence bias of a set of documents, in the chapter's countings and contexts.
+
+Both notebooks score text the same way: count co-occurrences with
+:func:`biasbook.text.cooccurrence.count_cooccurrences` in one of two countings (``paper``: the
+printed method; ``as-coded``: the authors' script) and one of two contexts, then turn the counts
+into per-word scores with :func:`biasbook.metrics.cooccurrence_bias.bias_scores`. The printed
+counting keeps the printed score (with the gender-frequency factor); the ``as-coded`` counting
+leaves that factor out, as the authors' numbers do. A text in which no word meets both genders
+has no score (``None``), never an infinite one; :func:`record` skips the statistics left
+undefined, so tiny smoke corpora record what they can.
+
+>>> docs = [["he", "runs", "she", "runs", "he", "walks", "she", "sits"]]
+>>> s, co = score(docs, ({"he"}, {"she"}), "paper", "fixed")
+>>> s.to_series().round(3).to_dict(), co.n_male, co.n_female
+({'runs': 0.0, 'sits': 0.0, 'walks': 0.0}, 2, 2)
+>>> summary(s)["mu"], summary(None)["words"]
+(0.0, 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import suppress
+
+import numpy as np
+
+from biasbook.metrics.cooccurrence_bias import (
+    BiasScores,
+    bias_regression,
+    bias_scores,
+    mean_abs_bias,
+    std_bias,
+)
+from biasbook.results import Recorder
+from biasbook.text.cooccurrence import Cooccurrence, count_cooccurrences
+
+COUNTINGS = ("paper", "as-coded")
+CONTEXTS = ("fixed", "infinite")
+Gender = tuple[frozenset[str], frozenset[str]]
+
+
+def score(documents: Sequence[Sequence[str]], gender: Gender, counting: str, context: str,
+          window: float | None = None) -> tuple[BiasScores | None, Cooccurrence]:
+    """(bias scores, or ``None`` when no word co-occurs with both genders; the counts)."""
+    male, female = gender
+    co = count_cooccurrences(documents, male, female, context=context, window=window,
+                             mode=counting)
+    try:
+        s = bias_scores(co.words, co.male, co.female, co.n_male, co.n_female,
+                        gender_frequency=(counting == "paper"))
+    except ValueError:
+        s = None
+    return s, co
+
+
+def summary(s: BiasScores | None, reference: BiasScores | None = None) -> dict:
+    """mu, sigma, beta (against ``reference``) and the number of scored words; NaN if undefined.
+
+    >>> ref = BiasScores(("a", "b", "c"), np.array([-1.0, 0.0, 1.0]))
+    >>> gen = BiasScores(("a", "b", "c"), np.array([-0.5, 0.0, 0.5]))
+    >>> {k: round(v, 3) for k, v in summary(gen, ref).items()}
+    {'mu': 0.333, 'sigma': 0.5, 'beta': 0.5, 'words': 3}
+    """
+    out = {"mu": np.nan, "sigma": np.nan, "beta": np.nan, "words": 0}
+    if s is None:
+        return out
+    out.update(mu=mean_abs_bias(s), words=len(s.words))
+    if len(s.words) > 1:
+        out["sigma"] = std_bias(s)
+    if reference is not None:
+        with suppress(ValueError):  # fewer than two shared words: no beta
+            out["beta"] = bias_regression(reference, s).beta
+    return out
+
+
+def bootstrap_se(documents: Sequence[Sequence[str]], gender: Gender, counting: str = "as-coded",
+                 context: str = "fixed", *, n_boot: int = 30, seed: int = 0) -> float:
+    """Standard error of mu: the standard deviation of mu over ``n_boot`` resamples of the
+    documents (drawn with replacement); NaN when fewer than two resamples can be scored."""
+    rng, mus = np.random.default_rng(seed), []
+    for _ in range(n_boot):
+        pick = rng.integers(0, len(documents), len(documents))
+        s, _ = score([documents[i] for i in pick], gender, counting, context)
+        if s is not None:
+            mus.append(mean_abs_bias(s))
+    return float(np.std(mus, ddof=1)) if len(mus) > 1 else np.nan
+
+
+def training_sample(documents: Sequence[Sequence[str]], n: int, length: int,
+                    seed: int = 0) -> list[list[str]]:
+    """``n`` random stretches of ``length`` tokens of the concatenated documents: what a model
+    that generates exactly its training text would produce (shorter text: all of it).
+
+    >>> stretches = training_sample([["a", "b", "c"], ["d"]], n=5, length=3)
+    >>> all(s in (["a", "b", "c"], ["b", "c", "d"]) for s in stretches)
+    True
+    >>> training_sample([["a", "b"]], n=2, length=3)
+    [['a', 'b'], ['a', 'b']]
+    """
+    stream = [t for doc in documents for t in doc]
+    length = min(length, len(stream))
+    starts = np.random.default_rng(seed).integers(0, len(stream) - length + 1, n)
+    return [stream[i : i + length] for i in starts]
+
+
+def record(rec: Recorder | None, key: str, value, paper=None, **labels) -> None:
+    """``rec.metric`` for a finite ``value``; an undefined one (None, NaN) is not recorded.
+
+    A NaN ``paper`` value (a blank cell of the paper's tables) is recorded as ``None``.
+    """
+    if rec is None or value is None or not np.isfinite(value):
+        return
+    if paper is not None and not np.isfinite(paper):
+        paper = None
+    rec.metric(key, float(value), paper=paper, **labels)

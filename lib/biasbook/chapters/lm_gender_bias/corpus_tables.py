@@ -1,0 +1,195 @@
+"""Notebook 01's results: the co-occurrence bias of the training corpora, as the paper reports it.
+
+- :func:`score_corpora`: every corpus in both countings and both contexts (:mod:`.bias`).
+- :func:`train_rows`, :func:`train_table`: mu and sigma next to the "train" rows of the paper's
+  Tables 1-3.
+- :func:`corpus_statistics`: documents, tokens and gendered tokens c(m), c(f) per corpus.
+- :func:`window_sweep`: the infinite context at several cut-offs and over the whole document.
+- :func:`top_words`: the most female- and male-leaning frequent content words.
+- :func:`table_words`: the training column of the paper's Tables 5-8 against ours.
+
+Given a :class:`biasbook.results.Recorder`, a function also records its headline numbers next to
+the paper's (:func:`.bias.record`); labels of the tables come from :data:`.corpora.CORPORA`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from biasbook.chapters.lm_gender_bias import bias
+from biasbook.chapters.lm_gender_bias.corpora import corpus
+from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
+from biasbook.metrics.cooccurrence_bias import BiasScores, mean_abs_bias, std_bias
+from biasbook.results import Recorder
+from biasbook.text.cooccurrence import Cooccurrence
+from biasbook.text.corpora import n_tokens
+
+Docs = Mapping[str, Sequence[Sequence[str]]]
+Genders = Mapping[str, bias.Gender]
+TABLE_CORPORA = ("wikitext-2", "cnn-dailymail")  # the corpora of the paper's Tables 5-8
+
+
+@dataclass
+class CorpusScores:
+    """``scores[corpus, counting, context]`` (``None``: no word meets both genders) and the
+    co-occurrence counts ``cooc[corpus, counting, context]`` they come from."""
+
+    scores: dict[tuple[str, str, str], BiasScores | None]
+    cooc: dict[tuple[str, str, str], Cooccurrence]
+
+    @property
+    def corpora(self) -> list[str]:
+        return list(dict.fromkeys(name for name, _, _ in self.scores))
+
+
+def score_corpora(docs: Docs, genders: Genders, *, progress: bool = True) -> CorpusScores:
+    """Score every corpus of ``docs`` in both countings and both contexts (default windows)."""
+    scored = CorpusScores({}, {})
+    jobs = [(n, cnt, ctx) for n in docs for cnt in bias.COUNTINGS for ctx in bias.CONTEXTS]
+    for name, counting, context in tqdm(jobs, desc="scoring corpora", disable=not progress):
+        s, co = bias.score(docs[name], genders[name], counting, context)
+        scored.scores[name, counting, context], scored.cooc[name, counting, context] = s, co
+    return scored
+
+
+def train_rows(scored: CorpusScores, rec: Recorder | None = None) -> pd.DataFrame:
+    """One row per corpus, counting and context: mu, sigma, scored words, the paper's mu, sigma.
+    """
+    rows = []
+    for (name, counting, context), s in scored.scores.items():
+        ref = paper_sweep(name).get("train", {})
+        mu = mean_abs_bias(s) if s else np.nan
+        sigma = std_bias(s) if s and len(s.words) > 1 else np.nan
+        labels = {"corpus": name, "counting": counting, "context": context}
+        bias.record(rec, "train_mu", mu, paper=ref.get(f"{context}_mu"), **labels)
+        bias.record(rec, "train_sigma", sigma, paper=ref.get(f"{context}_sigma"), **labels)
+        rows.append({**labels, "mu": mu, "sigma": sigma, "scored words": len(s.words) if s else 0,
+                     "paper mu": ref.get(f"{context}_mu"),
+                     "paper sigma": ref.get(f"{context}_sigma")})
+    return pd.DataFrame(rows)
+
+
+def train_table(long: pd.DataFrame) -> pd.DataFrame:
+    """:func:`train_rows` in the layout of the paper's "train" rows: one row per corpus and
+    counting, (ours, paper) x (mu, sigma) for each context."""
+    table = long.pivot_table(index=["corpus", "counting"], columns="context",
+                             values=["mu", "sigma", "paper mu", "paper sigma"], sort=False)
+    table.columns = [f"{ctx} {stat}" for stat, ctx in table.columns]
+    order = [f"{ctx} {stat}" for ctx in bias.CONTEXTS
+             for stat in ("mu", "sigma", "paper mu", "paper sigma")]
+    labels = {name: corpus(name).measured for name in long["corpus"].unique()}
+    return table.reindex(columns=order).rename(index=labels, level="corpus")
+
+
+def corpus_statistics(docs: Docs, scored: CorpusScores,
+                      rec: Recorder | None = None) -> pd.DataFrame:
+    """Documents, tokens, gendered tokens c(m), c(f) and their ratio per corpus."""
+    stats = []
+    for name in scored.corpora:
+        co = scored.cooc[name, "paper", "fixed"]
+        ratio = co.n_male / co.n_female if co.n_female else np.nan
+        bias.record(rec, "male_female_ratio", ratio, corpus=name)
+        stats.append({"corpus": corpus(name).measured, "documents": len(docs[name]),
+                      "tokens": n_tokens(docs[name]), "male tokens c(m)": co.n_male,
+                      "female tokens c(f)": co.n_female, "c(m)/c(f)": ratio,
+                      "log c(m)/c(f)": np.log(ratio) if ratio > 0 else np.nan})
+    return pd.DataFrame(stats)
+
+
+def score_frame(scored: CorpusScores, counting: str = "as-coded",
+                context: str = "fixed") -> pd.DataFrame:
+    """Every word score of every corpus (columns ``bias``, ``corpus``), for a histogram."""
+    frames = [pd.DataFrame({"bias": s.scores, "corpus": corpus(name).measured})
+              for (name, cnt, ctx), s in scored.scores.items()
+              if (cnt, ctx) == (counting, context) and s is not None]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        {"bias": [], "corpus": []})
+
+
+def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
+                 names: Sequence[str] = ("ptb", "wikitext-2"), rec: Recorder | None = None, *,
+                 progress: bool = True) -> pd.DataFrame:
+    """mu and sigma of the infinite context cut at each window, and over the whole document
+    (``window = inf``, printed counting only: the ``as-coded`` n-grams need a finite window).
+
+    Corpora of ``names`` missing from ``docs`` are skipped, as are texts that score < 2 words.
+    """
+    rows = []
+    jobs = [(n, cnt, w) for n in names if n in docs for cnt in bias.COUNTINGS
+            for w in [*windows, math.inf] if not (cnt == "as-coded" and w == math.inf)]
+    for name, counting, window in tqdm(jobs, desc="window sweep", disable=not progress):
+        s, _ = bias.score(docs[name], genders[name], counting, "infinite", window=window)
+        if s is None or len(s.words) < 2:
+            continue
+        row = {"corpus": name, "counting": counting, "window": window,
+               "mu": mean_abs_bias(s), "sigma": std_bias(s), "scored words": len(s.words)}
+        rows.append(row)
+        label = "whole document" if window == math.inf else int(window)
+        bias.record(rec, "train_infinite_mu_by_window", row["mu"], corpus=name,
+                    counting=counting, window=label)
+        bias.record(rec, "train_infinite_sigma_by_window", row["sigma"], corpus=name,
+                    counting=counting, window=label)
+    return pd.DataFrame(rows, columns=["corpus", "counting", "window", "mu", "sigma",
+                                       "scored words"])
+
+
+def top_words(scored: CorpusScores, n: int = 10, min_count: int = 20) -> pd.DataFrame:
+    """The ``n`` most female- and male-leaning content words (no stop, gendered or non-words)
+    seen ``min_count`` times, with their ``as-coded`` fixed-context scores; a column per corpus.
+    """
+    top = {}
+    for name in scored.corpora:
+        s, co = scored.scores[name, "as-coded", "fixed"], scored.cooc[name, "as-coded", "fixed"]
+        if s is None:
+            continue
+        content = set(scored.cooc[name, "paper", "fixed"].words.tolist())
+        counts = pd.Series(co.counts, index=co.words)
+        ser = s.to_series()
+        ser = ser[ser.index.isin(content) & (counts.reindex(ser.index) >= min_count).to_numpy()]
+        female, male = ser[ser > 0].nlargest(n), ser[ser < 0].nsmallest(n)
+        top[corpus(name).measured] = pd.Series(
+            [f"{w} ({v:+.2f})" for w, v in female.items()] + [""] * (n - len(female))
+            + [f"{w} ({v:+.2f})" for w, v in male.items()] + [""] * (n - len(male)),
+            index=pd.MultiIndex.from_product([["female-leaning", "male-leaning"],
+                                              range(1, n + 1)]))
+    return pd.DataFrame(top)
+
+
+def table_words(scored: CorpusScores,
+                rec: Recorder | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every word of the paper's Tables 5-8 with its training score, ours and our count;
+    per corpus: words found, share with the paper's sign, Pearson r), ``as-coded`` fixed."""
+    rows = []
+    for name in TABLE_CORPORA:
+        s = scored.scores.get((name, "as-coded", "fixed"))
+        if s is None:
+            continue
+        ours = s.to_series()
+        co = scored.cooc[name, "as-coded", "fixed"]
+        counts = pd.Series(co.counts, index=co.words)
+        for lean in ("male", "female"):
+            for word, values in paper_word_bias(name)[lean].items():
+                rows.append({"corpus": name, "paper lean": lean, "word": word,
+                             "paper (train)": values[0], "ours": ours.get(word, np.nan),
+                             "count in our text": int(counts.get(word, 0))})
+    words = pd.DataFrame(rows, columns=["corpus", "paper lean", "word", "paper (train)", "ours",
+                                        "count in our text"])
+    summary = []
+    for name, group in words.groupby("corpus", sort=False):
+        found = group.dropna(subset=["ours"])
+        same_sign = (np.sign(found["ours"]) == np.sign(found["paper (train)"])).mean()
+        r = found["ours"].corr(found["paper (train)"]) if len(found) >= 3 else np.nan
+        bias.record(rec, "table_words_found", len(found), corpus=name)
+        bias.record(rec, "table_words_same_sign", same_sign if len(found) else np.nan,
+                    corpus=name)
+        bias.record(rec, "table_words_pearson_r", r, corpus=name)
+        summary.append({"corpus": corpus(name).measured, "words listed": len(group),
+                        "found in our text": len(found), "same sign as the paper": same_sign,
+                        "Pearson r": r})
+    return words, pd.DataFrame(summary)

@@ -1,0 +1,290 @@
+"""The lambda sweep of notebook 02: one LSTM language model per corpus and lambda, and its text.
+
+For each corpus (:func:`prepare`): the training stream with ``<eos>`` at every line, a vocabulary
+of the ``vocab_size`` most frequent words, the held-out stream, the defining pairs with both words
+in the vocabulary, and the training text without ``<eos>`` for the co-occurrence scores.
+
+Then (:func:`run`): a shared warm-up with lambda = 0 on the first ``warmup_tokens`` tokens of the
+stream (:func:`warm_up`), and for every lambda a model that continues from it on the next
+``sweep_tokens`` tokens (wrapping round to the start: :func:`stream_slice`), with the regulariser
+of :mod:`biasbook.mitigation.subspace` when lambda > 0 (:func:`train_lambda`). The lambda = 0
+model gets the same extra training without it, so every lambda sees the same data in the same
+order. After training: the held-out perplexity, the mean squared cosine of the neutral words'
+normalised embeddings with the gender direction, and ``n_seeds`` texts of ``gen_length`` sampled
+words (:func:`generate_texts`, i.e. :func:`biasbook.training.lstm.generate`, seed 0).
+
+Every warm-up, trained model and generated corpus is stored with :mod:`biasbook.store` under
+``cache_dir()/lm-gender-bias/<stage>/``, keyed by its inputs (the content of the token streams,
+vocabulary and defining pairs, or the fingerprint of the model that generates), its parameters and
+:data:`CODE_VERSION`: an interrupted sweep resumes at the first lambda it had not finished, and a
+changed parameter retrains only what it changes. Every trained model carries the fingerprint of its
+weights (:func:`biasbook.models.fingerprint`); ``rec.model(lm)`` records it.
+
+Values of the per-corpus settings (:data:`PER_CORPUS`) may be one value for every corpus or a
+mapping ``{corpus: value}`` (:func:`per_corpus`).
+
+>>> stream_slice(torch.arange(5), 3, 4).tolist()
+[3, 4, 0, 1]
+>>> per_corpus({"ptb": [0.0, 1.0]}, "ptb"), per_corpus(5000, "ptb")
+([0.0, 1.0], 5000)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from biasbook import store
+from biasbook.chapters.lm_gender_bias import corpora
+from biasbook.chapters.lm_gender_bias.data import defining_pairs
+from biasbook.mitigation.subspace import BiasRegularizer
+from biasbook.models import fingerprint
+from biasbook.training.lstm import (
+    EOS,
+    LMConfig,
+    LSTMLanguageModel,
+    Vocab,
+    generate,
+    perplexity,
+    train_lm,
+)
+
+# Bump when a change to this module, the LSTM, its training or generation changes what is stored.
+CODE_VERSION = 1
+CACHE = "lm-gender-bias"
+PER_CORPUS = ("lambdas", "train_tokens", "valid_tokens", "vocab_size", "warmup_tokens",
+              "sweep_tokens")
+
+
+def per_corpus(value, corpus: str):
+    """``value[corpus]`` for a mapping ``{corpus: value}``, else ``value`` itself."""
+    if isinstance(value, dict):
+        if corpus not in value:
+            raise KeyError(f"no value for corpus {corpus!r} in {value}")
+        return value[corpus]
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sweep's parameters (notebook 02's profile keys); see :data:`PER_CORPUS`."""
+
+    lambdas: list[float] | dict
+    train_tokens: int | None | dict
+    valid_tokens: int | None | dict
+    un_train_speeches: int | None
+    un_valid_speeches: int | None
+    un_seed: int
+    vocab_size: int | dict
+    warmup_tokens: int | dict
+    sweep_tokens: int | dict
+    lstm: dict
+    reg_mode: str
+    n_seeds: int
+    gen_length: int
+
+    @classmethod
+    def from_params(cls, params: dict) -> Settings:
+        """The settings among a notebook's resolved parameters (other keys are ignored)."""
+        return cls(**{f.name: params[f.name] for f in fields(cls)})
+
+    def value(self, key: str, corpus: str):
+        """Setting ``key`` for ``corpus`` (per-corpus mappings resolved)."""
+        value = getattr(self, key)
+        return per_corpus(value, corpus) if key in PER_CORPUS else value
+
+    def config(self) -> LMConfig:
+        """The LSTM's hyper-parameters; one pass over each slice of the stream."""
+        return LMConfig(**self.lstm, epochs=1)
+
+
+@dataclass
+class LMCorpus:
+    """A corpus ready for training: ids, vocabulary, pairs, and its text for the bias scores."""
+
+    name: str
+    vocab: Vocab
+    ids: torch.Tensor
+    held_ids: torch.Tensor
+    pairs: list[tuple[str, str]]  # defining pairs with both words in the vocabulary
+    gender: tuple[frozenset[str], frozenset[str]]  # the whole defining set, for the scores
+    bias_docs: list[list[str]]  # the training documents without <eos>
+    key: str = ""  # content key of the streams, the vocabulary and the pairs
+
+    def __post_init__(self):
+        if not self.key:
+            self.key = store.content_key(self.ids.numpy(), self.held_ids.numpy(),
+                                         self.vocab.itos, self.pairs)
+
+
+@dataclass
+class TrainedLM:
+    """A trained LSTM: ``name``, ``kind`` and ``fingerprint`` are what ``rec.model`` records."""
+
+    name: str
+    model: LSTMLanguageModel
+    history: list[dict]  # per epoch: train_loss, bias_loss
+    key: str  # the cache key it is stored under
+    kind: str = "word-lstm"
+    fingerprint: str = field(init=False)
+
+    def __post_init__(self):
+        self.fingerprint = fingerprint(self.model)
+
+
+@dataclass
+class LambdaRun:
+    """One lambda's model, its held-out perplexity, gender projection and generated texts."""
+
+    corpus: str
+    lam: float
+    lm: TrainedLM
+    ppl: float
+    cos2: float  # mean squared cosine of the neutral words with the gender direction
+    texts: list[list[str]]
+
+
+@dataclass
+class Sweep:
+    """Every corpus's warm-up (``None`` without one) and every (corpus, lambda) run, in order."""
+
+    warmups: dict[str, TrainedLM | None]
+    runs: dict[tuple[str, float], LambdaRun]
+
+    def models(self) -> list[TrainedLM]:
+        """Every trained model: the warm-ups, then one per run."""
+        return [m for m in self.warmups.values() if m] + [r.lm for r in self.runs.values()]
+
+    @property
+    def lambdas(self) -> dict[str, list[float]]:
+        """Each corpus's lambdas, in the order they were run."""
+        out: dict[str, list[float]] = {}
+        for name, lam in self.runs:
+            out.setdefault(name, []).append(lam)
+        return out
+
+
+def prepare(name: str, settings: Settings) -> LMCorpus:
+    """Read corpus ``name`` (:func:`.corpora.lm_text`) and encode it for training."""
+    train_docs, held = corpora.lm_text(
+        name, train_tokens=settings.value("train_tokens", name),
+        valid_tokens=settings.value("valid_tokens", name),
+        un_train_speeches=settings.un_train_speeches,
+        un_valid_speeches=settings.un_valid_speeches, un_seed=settings.un_seed)
+    stream = [t for doc in train_docs for t in doc]
+    vocab = Vocab.build(stream, max_size=settings.value("vocab_size", name))
+    all_pairs = defining_pairs(corpora.corpus(name).pairs)
+    return LMCorpus(
+        name=name, vocab=vocab, ids=vocab.encode(stream), held_ids=vocab.encode(held),
+        pairs=[p for p in all_pairs if p[0] in vocab and p[1] in vocab],
+        gender=corpora.gender(name),
+        bias_docs=[[t for t in doc if t != EOS] for doc in train_docs])
+
+
+def stream_slice(ids: torch.Tensor, start: int, n: int) -> torch.Tensor:
+    """``n`` tokens of the stream from position ``start``, wrapping round (several epochs)."""
+    reps = (start + n) // len(ids) + 1
+    return ids.repeat(reps)[start : start + n]
+
+
+def warm_up(data: LMCorpus, settings: Settings, *, progress: bool = True) -> TrainedLM | None:
+    """The shared lambda = 0 model after ``warmup_tokens`` tokens (``None`` when that is 0)."""
+    config, n = settings.config(), settings.value("warmup_tokens", data.name)
+    if not n:
+        return None
+    key = store.content_key("warmup", data.key, asdict(config), n, CODE_VERSION,
+                            torch.__version__)
+
+    def compute():
+        model = LSTMLanguageModel(len(data.vocab), config)
+        history = train_lm(model, stream_slice(data.ids, 0, n), config, progress=progress)
+        return _pack(model, history)
+
+    arrays = store.cached_arrays(f"{CACHE}/warmup", key, compute)
+    return _unpack(arrays, f"lstm/{data.name}/warm-up", key, len(data.vocab), config)
+
+
+def gender_probe(data: LMCorpus, reg_mode: str) -> BiasRegularizer:
+    """The regulariser at lambda = 1: measures the embeddings' gender projection."""
+    return BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=1.0, mode=reg_mode)
+
+
+def mean_cos2(model: LSTMLanguageModel, probe: BiasRegularizer) -> float:
+    """``||N B||_F^2 / |N|`` on the model's embeddings: with ``as-coded`` (normalised rows,
+    k = 1), the mean squared cosine of the neutral words with the gender direction."""
+    with torch.no_grad():
+        return float(probe(model.encoder.weight)) / len(probe.neutral_ids)
+
+
+def train_lambda(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM | None, *,
+                 progress: bool = True) -> tuple[TrainedLM, float, float]:
+    """(model, held-out perplexity, mean cos^2) after ``sweep_tokens`` more tokens at ``lam``."""
+    config, lam = settings.config(), float(lam)
+    n_warm = settings.value("warmup_tokens", data.name) or 0
+    n_sweep = settings.value("sweep_tokens", data.name)
+    key = store.content_key("lambda", data.key, asdict(config), n_warm, n_sweep, lam,
+                            settings.reg_mode, CODE_VERSION, torch.__version__)
+
+    def compute():
+        model = LSTMLanguageModel(len(data.vocab), config)
+        if warm is not None:
+            model.load_state_dict(warm.model.state_dict())
+        reg = None
+        if lam > 0:
+            reg = BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=lam,
+                                             mode=settings.reg_mode)
+        history = train_lm(model, stream_slice(data.ids, n_warm, n_sweep), config,
+                           regularizer=reg, progress=progress)
+        ppl = perplexity(model, data.held_ids, bptt=config.bptt)
+        return _pack(model, history, ppl=ppl,
+                     cos2=mean_cos2(model, gender_probe(data, settings.reg_mode)))
+
+    arrays = store.cached_arrays(f"{CACHE}/lambda", key, compute)
+    lm = _unpack(arrays, f"lstm/{data.name}/lambda={lam:g}", key, len(data.vocab), config)
+    return lm, float(arrays["ppl"]), float(arrays["cos2"])
+
+
+def generate_texts(lm: TrainedLM, vocab: Vocab, n_seeds: int, length: int,
+                   seed: int = 0) -> list[list[str]]:
+    """:func:`biasbook.training.lstm.generate`, stored by the model's fingerprint."""
+    key = store.content_key("generated", lm.fingerprint, vocab.itos, n_seeds, length, seed,
+                            CODE_VERSION, torch.__version__)
+
+    def compute():
+        texts = generate(lm.model, vocab, n_seeds=n_seeds, length=length, seed=seed)
+        return {"ids": torch.stack([vocab.encode(t) for t in texts]).numpy()}
+
+    ids = store.cached_arrays(f"{CACHE}/generated", key, compute)["ids"]
+    return [vocab.decode(row) for row in ids]
+
+
+def run(data: dict[str, LMCorpus], settings: Settings, *, progress: bool = True) -> Sweep:
+    """Warm up, train and generate for every corpus of ``data`` and each of its lambdas."""
+    warmups = {name: warm_up(d, settings, progress=progress) for name, d in data.items()}
+    jobs = [(name, lam) for name in data for lam in settings.value("lambdas", name)]
+    runs = {}
+    for name, lam in tqdm(jobs, desc="λ sweep (train + generate)", disable=not progress):
+        lm, ppl, cos2 = train_lambda(data[name], lam, settings, warmups[name], progress=progress)
+        texts = generate_texts(lm, data[name].vocab, settings.n_seeds, settings.gen_length)
+        runs[name, lam] = LambdaRun(name, lam, lm, ppl, cos2, texts)
+    return Sweep(warmups, runs)
+
+
+def _pack(model: LSTMLanguageModel, history: list[dict], **scalars: float) -> dict:
+    """A model's weights, training history and scalars as arrays for :func:`store.cached_arrays`.
+    """
+    arrays = {f"state.{k}": v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    arrays["history"] = np.array(json.dumps(history))
+    arrays.update({k: np.array(v, dtype=np.float64) for k, v in scalars.items()})
+    return arrays
+
+
+def _unpack(arrays: dict, name: str, key: str, n_tokens: int, config: LMConfig) -> TrainedLM:
+    model = LSTMLanguageModel(n_tokens, config)
+    model.load_state_dict({k.removeprefix("state."): torch.from_numpy(v)
+                           for k, v in arrays.items() if k.startswith("state.")})
+    return TrainedLM(name, model, json.loads(str(arrays["history"])), key)

@@ -1,0 +1,452 @@
+"""The Bordia & Bowman chapter's pipeline: corpora, bias glue, the cached lambda sweep, tables.
+
+Expected values come from hand-worked examples, the paper's printed numbers, or the documented
+recipe recomputed step by step with the library's building blocks (never from earlier runs).
+"""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from biasbook import resources, results
+from biasbook.chapters.lm_gender_bias import bias, corpora, corpus_tables, sweep, sweep_tables
+from biasbook.chapters.lm_gender_bias.data import defining_pairs, paper_sweep, paper_word_bias
+from biasbook.metrics.cooccurrence_bias import BiasScores
+from biasbook.mitigation.subspace import BiasRegularizer
+from biasbook.models import fingerprint
+from biasbook.text.cooccurrence import Cooccurrence
+from biasbook.training.lstm import (
+    LMConfig,
+    LSTMLanguageModel,
+    Vocab,
+    generate,
+    perplexity,
+    train_lm,
+)
+
+LOG2 = math.log(2)
+HE_SHE = (frozenset({"he"}), frozenset({"she"}))
+DOC = ["he", "cat", "she", "cat", "he", "dog"]  # the hand-worked document below
+
+
+def recorder(tmp_path):
+    return results.Recorder("lm-gender-bias", "test", {}, run_dir=tmp_path)
+
+
+def metrics(rec, key):
+    return {tuple(sorted((k, v) for k, v in m.items() if k not in ("key", "value", "paper"))):
+            (m["value"], m["paper"]) for m in rec.record["metrics"] if m["key"] == key}
+
+
+# --- corpora: one reader, two readings -----------------------------------------------------
+
+@pytest.fixture
+def fake_files(tmp_path, monkeypatch):
+    """PTB and WikiText-2 files written here, served in place of the mirror's."""
+    files = {("ptb", "ptb.train.txt"): " he is a doctor \n she is a nurse \n",
+             ("ptb", "ptb.test.txt"): " the cat sat \n",
+             ("wikitext-2", "valid.txt"): " = Title = \n\n he sang \n",
+             ("wikitext-2", "test.txt"): " she wrote \n"}
+    for (name, file), text in files.items():
+        (tmp_path / f"{name}-{file}").write_text(text)
+    monkeypatch.setattr(resources, "path", lambda name, file: tmp_path / f"{name}-{file}")
+
+
+def test_measured_and_lm_text_are_one_reading(fake_files):
+    assert corpora.measured_documents("ptb") == [
+        ["he", "is", "a", "doctor", "she", "is", "a", "nurse"]]
+    train, held = corpora.lm_text("ptb")
+    assert train == [["he", "is", "a", "doctor", "<eos>", "she", "is", "a", "nurse", "<eos>"]]
+    assert held == ["the", "cat", "sat", "<eos>"]
+    # WikiText-2: 01 measures valid + test (two documents), 02 trains on valid, evaluates on test
+    assert corpora.measured_documents("wikitext-2") == [["=", "Title", "=", "he", "sang"],
+                                                        ["she", "wrote"]]
+    train, held = corpora.lm_text("wikitext-2", train_tokens=4, valid_tokens=1)
+    assert train == [["=", "Title", "=", "<eos>"]] and held == ["she"]
+    assert corpora.measured_documents("ptb", max_tokens=3) == [["he", "is", "a"]]
+
+
+def test_corpus_errors_name_the_choices(fake_files):
+    with pytest.raises(ValueError, match="parts train, test"):
+        corpora.read("ptb", "valid")
+    with pytest.raises(ValueError, match="only the part 'train'"):
+        corpora.read("cnn-dailymail", "test")
+    with pytest.raises(ValueError, match="no language-model text for 'cnn-dailymail'"):
+        corpora.lm_text("cnn-dailymail")
+    with pytest.raises(ValueError, match="corpora: ptb, wikitext-2"):
+        corpora.gender("imdb")
+
+
+def test_un_lm_text_holds_out_other_speeches():
+    try:
+        train, held = corpora.lm_text("un-general-debates", un_train_speeches=2,
+                                      un_valid_speeches=1, un_seed=3)
+    except resources.ResourceError as err:  # a checkout without the offline mirror
+        pytest.skip(str(err))
+    measured = corpora.measured_documents("un-general-debates", un_speeches=3, un_seed=3)
+    no_eos = [[t for t in doc if t != "<eos>"] for doc in train]
+    assert len(train) == 2 and all(doc[-1] == "<eos>" for doc in train)
+    assert all(doc in measured for doc in no_eos)  # the training speeches are measured in 01
+    held_doc = [t for t in held if t != "<eos>"]
+    assert held_doc in measured and held_doc not in no_eos  # the third speech of the permutation
+
+
+def test_un_text_uses_the_cnn_dailymail_defining_set():
+    assert corpora.gender("un-general-debates") == corpora.gender("cnn-dailymail")
+    male, female = corpora.gender("ptb")
+    assert ("he", "she") in defining_pairs("ptb") and "he" in male and "she" in female
+
+
+# --- bias glue -------------------------------------------------------------------------------
+
+def test_score_paper_counting_by_hand():
+    # window 10 covers the document: c(cat, m) = 4, c(dog, m) = 2, c(cat, f) = 2, c(dog, f) = 1,
+    # c(m) = 2, c(f) = 1: P(w|f) / P(w|m) = (c(w,f) / 3) / (c(w,m) / 6) * (2 / 1) = 2 for both
+    s, co = bias.score([DOC], HE_SHE, "paper", "fixed")
+    assert dict(zip(s.words, s.scores, strict=True)) == pytest.approx({"cat": LOG2, "dog": LOG2})
+    assert (co.n_male, co.n_female) == (2, 1)
+
+
+def test_score_as_coded_counting_has_no_gender_frequency():
+    # window 1: 3-grams from each gendered token; he@0 -> (he, cat, she), she@2 -> (she, cat, he),
+    # he@4 has no complete 3-gram. Every word meets each gender once: log(1/3) - log(1/3) = 0
+    # (the printed score would add log(c(m)/c(f)) = log 2).
+    s, _ = bias.score([DOC], HE_SHE, "as-coded", "fixed", window=1)
+    assert sorted(s.words) == ["cat", "he", "she"] and s.scores.tolist() == [0.0, 0.0, 0.0]
+    none, co = bias.score([DOC], HE_SHE, "as-coded", "fixed")  # default window 10: too short
+    assert none is None and co.n_male == 2
+    undefined = bias.summary(none)
+    assert undefined["words"] == 0 and all(math.isnan(undefined[k]) for k in ("mu", "sigma",
+                                                                              "beta"))
+
+
+def test_summary_beta_is_the_slope_on_shared_words():
+    train = BiasScores(("a", "b", "c", "d"), np.array([-1.0, 0.0, 1.0, 2.0]))
+    generated = BiasScores(("a", "b", "c", "e"), np.array([-2.0, 0.0, 2.0, 5.0]))
+    out = bias.summary(generated, train)
+    assert out["beta"] == pytest.approx(2.0) and out["words"] == 4
+    assert out["mu"] == pytest.approx(9 / 4) and out["sigma"] == pytest.approx(np.std(
+        [-2.0, 0.0, 2.0, 5.0], ddof=1))
+    lone = BiasScores(("a",), np.array([1.0]))
+    assert math.isnan(bias.summary(lone, train)["beta"])  # one shared word: no slope
+
+
+def test_bootstrap_se():
+    docs = [DOC] * 4  # every resample is the same text: no spread
+    assert bias.bootstrap_se(docs, HE_SHE, "paper", "fixed", n_boot=5) == 0.0
+    unscorable = [["he", "cat"], ["she", "dog"]]
+    assert math.isnan(bias.bootstrap_se(unscorable, HE_SHE, "paper", "fixed", n_boot=5))
+    mixed = [DOC, ["she", "cat", "he", "cat", "she", "dog"], DOC[::-1]]
+    a, b = (bias.bootstrap_se(mixed, HE_SHE, "paper", "fixed", seed=s) for s in (0, 0))
+    assert a == b > 0
+
+
+def test_training_sample_stretches():
+    docs = [["a", "b", "c"], ["d", "e"]]
+    stream = "abcde"
+    sample = bias.training_sample(docs, n=50, length=2, seed=1)
+    assert len(sample) == 50 and all("".join(s) in stream for s in sample)
+    assert {"".join(s) for s in sample} == {"ab", "bc", "cd", "de"}  # windows cross documents
+    assert bias.training_sample(docs, n=1, length=9) == [list(stream)]
+
+
+def test_record_skips_undefined_values(tmp_path):
+    rec = recorder(tmp_path)
+    bias.record(rec, "mu", np.nan, corpus="ptb")
+    bias.record(rec, "mu", None, corpus="ptb")
+    bias.record(rec, "mu", 0.5, paper=np.nan, corpus="wikitext-2")
+    bias.record(None, "mu", 0.7)
+    assert rec.record["metrics"] == [{"key": "mu", "value": 0.5, "paper": None,
+                                      "corpus": "wikitext-2"}]
+
+
+# --- notebook 01 tables ------------------------------------------------------------------------
+
+def test_train_rows_and_statistics_by_hand(tmp_path):
+    rec = recorder(tmp_path)
+    docs = {"ptb": [DOC]}
+    scored = corpus_tables.score_corpora(docs, {"ptb": HE_SHE}, progress=False)
+    long = corpus_tables.train_rows(scored, rec).set_index(["counting", "context"])
+    # infinite context, weights 0.95^d over the whole (short) document
+    q = 0.95
+    cm = {"cat": 2 * (q + q**3), "dog": q**5 + q}
+    cf = {"cat": 2 * q, "dog": q**3}
+    sm, sf = sum(cm.values()), sum(cf.values())
+    infinite = [math.log(cf[w] / sf) - math.log(cm[w] / sm) + LOG2 for w in ("cat", "dog")]
+    assert long.loc[("paper", "fixed"), "mu"] == pytest.approx(LOG2)
+    assert long.loc[("paper", "fixed"), "sigma"] == pytest.approx(0.0)
+    assert long.loc[("paper", "infinite"), "mu"] == pytest.approx(np.mean(np.abs(infinite)))
+    assert long.loc[("as-coded", "fixed"), "scored words"] == 0  # too short for 21-grams
+    recorded = metrics(rec, "train_mu")
+    key = (("context", "infinite"), ("corpus", "ptb"), ("counting", "paper"))
+    assert recorded[key] == (pytest.approx(np.mean(np.abs(infinite))), 3.81)  # Table 1
+    assert len(recorded) == 2  # the as-coded scores are undefined: not recorded
+    stats = corpus_tables.corpus_statistics(docs, scored, rec).iloc[0]
+    assert (stats["corpus"], stats["tokens"], stats["c(m)/c(f)"]) == ("PTB train", 6, 2.0)
+    assert stats["log c(m)/c(f)"] == pytest.approx(LOG2)
+    table = corpus_tables.train_table(long.reset_index())
+    assert table.loc[("PTB train", "paper"), "fixed paper mu"] == 0.83
+
+
+def test_window_sweep_by_hand(tmp_path):
+    # paper counting, windows 1 and 2: "dog" never meets "she" (3 tokens away): < 2 words, no
+    # row; the whole document scores both. as-coded window 1: the 3-grams above, weighted
+    # 1, 0.95, 0.95^2 from the gendered token: c(he, m) = 1, c(he, f) = 0.95^2 and the reverse
+    # for "she", "cat" 0.95 each: scores -2 log 0.95, 0, +2 log 0.95. Window 2: only she@2 has a
+    # complete 5-gram, so no word meets "he".
+    rec = recorder(tmp_path)
+    rows = corpus_tables.window_sweep({"ptb": [DOC]}, {"ptb": HE_SHE}, [1, 2], rec=rec,
+                                      progress=False)
+    assert list(zip(rows.counting, rows.window, rows["scored words"], strict=True)) == [
+        ("paper", math.inf, 2), ("as-coded", 1, 3)]
+    assert rows["mu"].iloc[1] == pytest.approx(2 / 3 * abs(2 * math.log(0.95)))
+    labels = {dict(k)["window"] for k in metrics(rec, "train_infinite_mu_by_window")}
+    assert labels == {"whole document", 1}
+
+
+def test_top_words_lists_frequent_content_words():
+    words = ("cat", "dog", "the")
+    scores = BiasScores(words, np.array([0.5, -0.25, 1.0]))
+    co = Cooccurrence(np.array(words), np.ones(3), np.ones(3), np.array([30, 25, 40]), 1, 1)
+    paper_co = Cooccurrence(np.array(["cat", "dog"]), np.ones(2), np.ones(2), np.array([30, 25]),
+                            1, 1)  # "the" is a stop word: not a content word
+    scored = corpus_tables.CorpusScores(
+        {("ptb", "as-coded", "fixed"): scores, ("ptb", "paper", "fixed"): None},
+        {("ptb", "as-coded", "fixed"): co, ("ptb", "paper", "fixed"): paper_co})
+    top = corpus_tables.top_words(scored, n=2, min_count=20)["PTB train"]
+    assert top.tolist() == ["cat (+0.50)", "", "dog (-0.25)", ""]
+    assert corpus_tables.top_words(scored, n=1, min_count=26)["PTB train"].tolist() == [
+        "cat (+0.50)", ""]
+
+
+def test_table_words_against_the_paper(tmp_path):
+    # three of the paper's Table 5 (male-leaning) WikiText-2 words; "Edward" leans the other way
+    words = ("Arts", "Boston", "Edward")
+    ours = np.array([-0.5, -1.0, 0.3])
+    scores = BiasScores(words, ours)
+    co = Cooccurrence(np.array(words), np.ones(3), np.ones(3), np.array([4, 5, 6]), 1, 1)
+    scored = corpus_tables.CorpusScores({("wikitext-2", "as-coded", "fixed"): scores},
+                                        {("wikitext-2", "as-coded", "fixed"): co})
+    rec = recorder(tmp_path)
+    table, summary = corpus_tables.table_words(scored, rec)
+    paper = paper_word_bias("wikitext-2")
+    assert len(table) == len(paper["male"]) + len(paper["female"])
+    boston = table.set_index("word").loc["Boston"]
+    assert (boston["paper (train)"], boston["ours"], boston["count in our text"]) == (
+        -0.95, -1.0, 5)
+    row = summary.iloc[0]
+    paper_train = [paper["male"][w][0] for w in words]
+    assert (row["found in our text"], row["same sign as the paper"]) == (3, pytest.approx(2 / 3))
+    assert row["Pearson r"] == pytest.approx(np.corrcoef(ours, paper_train)[0, 1])
+    assert metrics(rec, "table_words_found")[(("corpus", "wikitext-2"),)][0] == 3
+
+
+# --- the lambda sweep ----------------------------------------------------------------------
+
+LSTM = {"layers": 1, "hidden": 8, "emb": 8, "dropout": 0.1, "bptt": 5, "batch": 4, "lr": 0.01,
+        "optimizer": "adam", "seed": 0}
+SETTINGS = sweep.Settings(
+    lambdas=[0.0, 0.5], train_tokens=None, valid_tokens=None, un_train_speeches=None,
+    un_valid_speeches=None, un_seed=0, vocab_size=30, warmup_tokens=200, sweep_tokens=200,
+    lstm=LSTM, reg_mode="as-coded", n_seeds=3, gen_length=6)
+
+
+@pytest.fixture
+def tiny_ptb(tmp_path, monkeypatch, private_cache, one_torch_thread):
+    """A 300-token PTB-like training file (so that a 200 + 200-token sweep wraps round)."""
+    rng = np.random.default_rng(0)
+    words = ["he", "she", "man", "woman", "his", "her", "doctor", "nurse", "the", "a", "runs"]
+    lines = [" ".join(rng.choice(words, 9)) for _ in range(30)]  # 30 x (9 + <eos>) = 300
+    (tmp_path / "ptb.train.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "ptb.test.txt").write_text("\n".join(lines[:8]) + "\n")
+    monkeypatch.setattr(resources, "path", lambda name, file: tmp_path / file)
+    return sweep.prepare("ptb", SETTINGS)
+
+
+def test_prepare_encodes_the_lm_text(tiny_ptb):
+    d = tiny_ptb
+    assert len(d.ids) == 300 and d.vocab.itos[:2] == ["<unk>", "<eos>"]
+    assert ("he", "she") in d.pairs and all(a in d.vocab and b in d.vocab for a, b in d.pairs)
+    assert [t for doc in d.bias_docs for t in doc] == [
+        t for t in d.vocab.decode(d.ids) if t != "<eos>"]
+    other = sweep.LMCorpus(d.name, d.vocab, d.ids, d.held_ids, d.pairs[:1], d.gender,
+                           d.bias_docs)
+    assert other.key != d.key  # the defining pairs change the model, so they key it
+
+
+def test_sweep_is_the_documented_recipe(tiny_ptb):
+    d, config = tiny_ptb, LMConfig(**LSTM, epochs=1)
+    result = sweep.run({"ptb": d}, SETTINGS, progress=False)
+    # by hand: warm up on tokens 0-199, then continue on 200-299 and 0-99 (wrapping round)
+    model = LSTMLanguageModel(len(d.vocab), config)
+    train_lm(model, d.ids[:200], config, progress=False)
+    assert result.warmups["ptb"].fingerprint == fingerprint(model)
+    reg = BiasRegularizer.from_vocab(d.vocab, d.pairs, lam=0.5, mode="as-coded")
+    history = train_lm(model, torch.cat([d.ids[200:], d.ids[:100]]), config, regularizer=reg,
+                       progress=False)
+    run = result.runs["ptb", 0.5]
+    assert run.lm.fingerprint == fingerprint(model) and run.lm.history == history
+    assert run.ppl == perplexity(model, d.held_ids, bptt=config.bptt)
+    assert run.texts == generate(model, d.vocab, n_seeds=3, length=6, seed=0)
+    # mean cos^2 of the neutral words with the first singular direction, in numpy
+    w = model.encoder.weight.detach().double().numpy()
+    w = w / np.linalg.norm(w, axis=1, keepdims=True)
+    ids = np.array([[d.vocab.stoi[a], d.vocab.stoi[b]] for a, b in d.pairs])
+    direction = np.linalg.svd((w[ids[:, 0]] - w[ids[:, 1]]) / 2)[2][0]
+    neutral = [i for i in range(len(d.vocab)) if i not in set(ids.ravel())]
+    assert run.cos2 == pytest.approx(np.mean((w[neutral] @ direction) ** 2), rel=1e-5)
+    assert result.runs["ptb", 0.0].lm.history[0]["bias_loss"] == 0.0  # no regulariser at 0
+    assert result.lambdas == {"ptb": [0.0, 0.5]}
+    assert [m.name for m in result.models()] == [
+        "lstm/ptb/warm-up", "lstm/ptb/lambda=0", "lstm/ptb/lambda=0.5"]
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_sweep_resumes_at_the_unfinished_lambda(tiny_ptb, monkeypatch):
+    settings = sweep.Settings(**{**SETTINGS.__dict__, "lambdas": [0.0, 0.5, 1.0]})
+    trained, real = [], sweep.train_lm
+
+    def train(model, ids, config, *, regularizer=None, fail_at=None, **kwargs):
+        lam = regularizer.lam if regularizer else 0.0
+        if lam == fail_at:
+            raise Interrupted
+        trained.append(lam)
+        return real(model, ids, config, regularizer=regularizer, **kwargs)
+
+    monkeypatch.setattr(sweep, "train_lm", lambda *a, **k: train(*a, fail_at=1.0, **k))
+    with pytest.raises(Interrupted):
+        sweep.run({"ptb": tiny_ptb}, settings, progress=False)
+    assert trained == [0.0, 0.0, 0.5]  # warm-up, lambda = 0, lambda = 0.5
+    trained.clear()
+    monkeypatch.setattr(sweep, "train_lm", lambda *a, **k: train(*a, **k))
+    first = sweep.run({"ptb": tiny_ptb}, settings, progress=False)
+    assert trained == [1.0]
+    trained.clear()
+    again = sweep.run({"ptb": tiny_ptb}, settings, progress=False)
+    assert trained == []  # everything from the store, bit for bit
+    assert [r.lm.fingerprint for r in again.runs.values()] == [
+        r.lm.fingerprint for r in first.runs.values()]
+    assert [r.texts for r in again.runs.values()] == [r.texts for r in first.runs.values()]
+
+
+def test_settings_per_corpus_values():
+    settings = sweep.Settings(**{**SETTINGS.__dict__, "sweep_tokens": {"ptb": 10},
+                                 "lambdas": {"ptb": [0.0], "wikitext-2": [1.0]}})
+    assert settings.value("lambdas", "wikitext-2") == [1.0]
+    assert settings.value("lstm", "ptb") == LSTM  # a mapping, but not a per-corpus one
+    with pytest.raises(KeyError, match="wikitext-2"):
+        settings.value("sweep_tokens", "wikitext-2")
+    assert settings.config() == LMConfig(**LSTM, epochs=1)
+    assert sweep.stream_slice(torch.arange(4), 3, 6).tolist() == [3, 0, 1, 2, 3, 0]
+
+
+# --- notebook 02 tables --------------------------------------------------------------------
+
+def fake_run(ppl, texts=(), loss=1.0, cos2=0.01):
+    return SimpleNamespace(ppl=ppl, cos2=cos2, texts=list(texts),
+                           lm=SimpleNamespace(history=[{"train_loss": loss}]))
+
+
+def test_perplexity_table_records_the_papers_perplexity(tmp_path):
+    rec = recorder(tmp_path)
+    runs = {("ptb", 0.0): fake_run(300.0), ("ptb", 0.01): fake_run(290.0)}
+    table = sweep_tables.perplexity_table(runs, rec)
+    assert table["paper perplexity"].tolist() == [62.56, 62.83]  # Table 1
+    assert metrics(rec, "perplexity")[(("corpus", "ptb"), ("lam", 0.01))] == (290.0, 62.83)
+
+
+def test_score_texts_rows_and_records(tmp_path):
+    rng = np.random.default_rng(1)
+    words = ["he", "she", "cat", "dog", "runs", "sleeps", "the"]
+    train = [list(rng.choice(words, 60)) for _ in range(4)]
+    vocab = Vocab.build([t for doc in train for t in doc])
+    d = sweep.LMCorpus("ptb", vocab, vocab.encode(train[0]), vocab.encode(train[1]),
+                       [("he", "she")], HE_SHE, train)
+    texts = [list(rng.choice(words, 40)) + ["<eos>"] for _ in range(5)]
+    runs = {("ptb", 0.0): fake_run(10.0, texts), ("ptb", 1.0): fake_run(11.0, texts[::-1])}
+    rec = recorder(tmp_path)
+    scores = sweep_tables.score_texts({"ptb": d}, runs, n_seeds=5, gen_length=40, rec=rec,
+                                      progress=False)
+    long = scores.long
+    assert len(long) == 4 * 4  # (train, sample, 0, 1) x (2 countings x 2 contexts)
+    has_se = long["mu_se"].notna()
+    assert set(long.loc[has_se, "counting"]) == {"as-coded"}
+    assert set(long.loc[has_se, "context"]) == {"fixed"}
+    assert set(long.loc[has_se, "lam"]) == {"sample", 0.0, 1.0}
+    # <eos> is removed: the generated text scores exactly like the same words without it
+    s, _ = bias.score([t[:-1] for t in texts], HE_SHE, "paper", "fixed")
+    got = scores.generated["ptb", 0.0, "paper", "fixed"]
+    assert got.words == s.words and np.array_equal(got.scores, s.scores)
+    recorded = metrics(rec, "mu")
+    assert len(recorded) == long["mu"].notna().sum()
+    row = long[(long.lam == "train") & (long.counting == "paper") & (long.context == "fixed")]
+    key = (("context", "fixed"), ("corpus", "ptb"), ("counting", "paper"), ("lam", "train"))
+    assert recorded[key] == (row["mu"].iloc[0], 0.83)
+
+
+def test_table_1_to_3_layout():
+    long = pd.DataFrame([
+        {"corpus": "ptb", "lam": lam, "counting": "as-coded", "context": ctx, "mu": mu,
+         "sigma": 1.0, "beta": np.nan if lam == "train" else 0.5, "words": 7, "mu_se": 0.1}
+        for lam, mu in (("train", 0.9), ("sample", 0.8), (0.0, 0.7)) for ctx in ("fixed",
+                                                                                 "infinite")])
+    table = sweep_tables.table_1_to_3(long, {("ptb", 0.0): fake_run(300.0)}, "ptb")
+    assert list(table.index[:4]) == [("train", "ours"), ("train", "paper"), ("sample", "ours"),
+                                     (0.0, "ours")]
+    assert table.loc[(0.0, "ours"), "fixed mu"] == 0.7 and table.loc[(0.0, "ours"), "ppl"] == 300
+    assert table.loc[(0.0, "paper"), "fixed mu"] == 0.74  # Table 1, lambda = 0
+    assert table.loc[(1.0, "paper"), "infinite beta"] == -0.3
+    assert list(table.columns[:2]) == ["fixed mu", "fixed mu se"]
+
+
+def test_tradeoff_frame_is_relative_to_lambda_zero():
+    long = pd.DataFrame([
+        {"corpus": "ptb", "lam": lam, "counting": "as-coded", "context": "fixed", "mu": mu,
+         "beta": 0.1, "mu_se": 0.01} for lam, mu in ((0.0, 0.8), (0.5, 0.6))])
+    runs = {("ptb", 0.0): fake_run(200.0), ("ptb", 0.5): fake_run(220.0)}
+    frame = sweep_tables.tradeoff_frame(long, runs, ["ptb"])
+    ours = frame[frame.source == "ours"]
+    assert ours["ppl / ppl(λ=0)"].tolist() == pytest.approx([1.0, 1.1])
+    assert ours["μ / μ(λ=0)"].tolist() == pytest.approx([1.0, 0.75])
+    paper = frame[(frame.source == "paper") & (frame.context == "fixed")].set_index("λ")
+    table1 = paper_sweep("ptb")
+    assert paper.loc[1.0, "ppl / ppl(λ=0)"] == pytest.approx(table1[1.0]["ppl"]
+                                                             / table1[0.0]["ppl"])
+
+
+def test_excerpt_helpers():
+    assert sweep_tables.escape("<unk>") == "&lt;unk&gt;" and sweep_tables.escape("a*b") == "a\\*b"
+    text = ["she", "is", "a", "doctor", "<eos>"]
+    assert sweep_tables.excerpt(text, 3, HE_SHE, width=3) == "*she* is a **doctor** /"
+    assert sweep_tables.first_occurrence([["a"], text, text], "doctor") == (text, 3)
+    assert sweep_tables.first_occurrence([["a"]], "doctor") == (None, None)
+
+
+def test_word_table_rows_and_paper_columns():
+    train = BiasScores(("Boston", "actress"), np.array([-1.0, 2.0]))
+    generated = {0.0: BiasScores(("Boston",), np.array([-0.5])), 1.0: None}
+    table = sweep_tables.word_table(["Boston", "nowhere"], [1.0, 0.0], train, generated,
+                                    "wikitext-2")
+    assert list(table.columns) == ["train", "λ=0", "λ=1"]
+    assert table.loc[("Boston", "ours")].tolist()[:2] == [-1.0, -0.5]
+    assert math.isnan(table.loc[("Boston", "ours"), "λ=1"])
+    assert table.loc[("Boston", "paper")].tolist() == [-0.95, -1.06, -0.94]  # Table 5
+    assert table.loc[("nowhere", "paper")].isna().all()
+    caption, shown = sweep_tables.word_table_caption("wikitext-2", table)
+    assert shown == ["Boston"] and "of 2 words, 1 are scored" in caption
+
+
+def test_regression_points():
+    train = BiasScores(("a", "b", "c"), np.array([-1.0, 0.0, 1.0]))
+    points, fit = sweep_tables.regression_points(
+        train, BiasScores(("b", "c", "d"), np.array([0.5, 1.5, 9.0])))
+    assert points.to_dict("list") == {"train": [0.0, 1.0], "generated": [0.5, 1.5]}
+    assert fit.beta == pytest.approx(1.0) and fit.intercept == pytest.approx(0.5)
+    assert sweep_tables.regression_points(train, None)[1] is None
