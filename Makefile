@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup book test test-fast bench lock clean
+.PHONY: setup book check-book test test-fast bench lock clean
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
@@ -47,6 +47,12 @@ book: setup $(MATHJAX)
 	@mv _build/.inputs.next _build/.inputs  # the inputs the build started from
 	$(BIN)/python -m biasbook.book_check _build/html  # equations MathJax cannot typeset
 	@echo "open _build/html/index.html"
+
+# Every page of the built book opened in headless Chromium, as a reader sees it (Debian's chromium).
+check-book: book
+	@command -v chromium >/dev/null || { echo "needs Chromium: apt-get install chromium"; exit 2; }
+	$(BIN)/python -m biasbook.book_check --browser _build/html
+	@echo "screenshots of every chapter's first page: _build/screenshots/"
 
 test: setup $(MATHJAX)
 	$(BIN)/ruff check lib tests benchmarks notebooks book

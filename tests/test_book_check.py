@@ -43,3 +43,31 @@ def test_equations_are_read_without_their_delimiters():
     assert [m.tex for m in maths] == [r"\begin{equation}x \tag{4}\end{equation}",
                                       r"\begin{split}a &= b \\ c &= d\end{split}"]
     assert all(m.display for m in maths)
+
+
+needs_browser = pytest.mark.skipif(
+    shutil.which("chromium") is None or not (book_check.MATHJAX_DIR / "tex-chtml.js").exists(),
+    reason="needs Debian's chromium and the MathJax copy that `make test` fetches")
+
+
+@needs_browser
+def test_the_browser_check_sees_what_a_reader_would(tmp_path):
+    # as Sphinx configures MathJax: only elements of class "math" are typeset
+    head = ("<html><head><script>window.MathJax = {options: {ignoreHtmlClass: 'document', "
+            "processHtmlClass: 'math'}};</script>"
+            f'<script src="{(book_check.MATHJAX_DIR / "tex-chtml.js").as_uri()}"></script>'
+            '</head><body class="document">')
+    (tmp_path / "ok.png").write_bytes(b"")  # exists: the check resolves files, not pixels
+    (tmp_path / "broken.html").write_text(head + r"""
+<div class="math notranslate nohighlight">\[a \tag{1} \tag{2}\]</div>
+<div class="cell_output"><div class="output traceback"><pre>ValueError: boom</pre></div></div>
+<img src="missing.png"><a href="nowhere.html">a link</a><p>stray $$x$$ math</p>
+</body></html>""")
+    (tmp_path / "fine.html").write_text(head + r"""
+<div class="math notranslate nohighlight">\[a \tag{1}\]</div>
+<div class="cell_output"><img src="ok.png"></div><a href="broken.html#top">back</a>
+</body></html>""")
+    broken = book_check.browser_problems(tmp_path / "broken.html", tmp_path, draws_figures=True)
+    assert sorted(p.kind for p in broken) == ["broken link", "error output", "mathjax error",
+                                               "missing image", "no figure", "unrendered math"]
+    assert book_check.browser_problems(tmp_path / "fine.html", tmp_path, draws_figures=True) == []

@@ -9,6 +9,13 @@ and :func:`stray_math` finds math delimiters left in plain text (math that never
 ``python -m biasbook.book_check _build/html`` prints every problem and exits with status 1 if there
 is one; ``make book`` runs it after the build.
 
+``--browser`` (``make check-book``) also opens every page in headless Chromium (Debian's
+``chromium`` package; nothing is downloaded) and checks the page *as a reader sees it*, after
+MathJax and the theme's scripts ran (:func:`browser_problems`): MathJax errors, math left
+unrendered, cells that show an error or a traceback, images and internal links that do not
+resolve, and notebook pages that draw figures but show none. It saves a screenshot of every
+chapter's first page under ``_build/screenshots/``.
+
 >>> html = '<p>Fine: <span class="math">\\\\(x^2\\\\)</span>. Stray: $$y$$</p>'
 >>> [m.tex for m in page_math(html)], stray_math(html)
 (['x^2'], ['$$y$$'])
@@ -116,13 +123,93 @@ def check_pages(html_dir: str | Path) -> list[Problem]:
     return problems
 
 
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--hide-scrollbars")
+PLOT_CALLS = re.compile(r"\b(plt\.|sns\.|\.plot\(|world_choropleth|fig, ax|heatmap\()")
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        raise RuntimeError("the browser check needs Chromium: apt-get install chromium")
+    return found
+
+
+def rendered_dom(page: Path, budget_ms: int = 15000) -> str:
+    """The page's DOM once its scripts (MathJax) ran, from headless Chromium."""
+    out = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--virtual-time-budget={budget_ms}",
+                          "--dump-dom", page.resolve().as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return out.stdout
+
+
+def screenshot(page: Path, target: Path, size: str = "1280,1600") -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([chromium(), *CHROMIUM_FLAGS, "--virtual-time-budget=15000",
+                    f"--window-size={size}", f"--screenshot={target.resolve()}",
+                    page.resolve().as_uri()], capture_output=True, timeout=120, check=True)
+    return target
+
+
+def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) -> list[Problem]:
+    """What a reader of ``page`` would see go wrong (module docstring)."""
+    name = str(page.relative_to(html_dir))
+    soup = _soup(rendered_dom(page))
+    problems = [Problem(name, "mathjax error", e.get("data-mjx-error", "?"), e.get_text())
+                for e in soup.select("mjx-merror")]
+    for output in soup.select(".cell_output, .output"):
+        text = output.get_text()
+        if "traceback" in " ".join(output.get("class", [])) or "Traceback (most recent" in text:
+            problems.append(Problem(name, "error output", " ".join(text.split())[:160]))
+            break
+    for img in soup.select("img[src]"):
+        src = img["src"].split("#")[0].split("?")[0]
+        if src and not src.startswith(("data:", "http:", "https:")) and \
+                not (page.parent / src).resolve().exists():
+            problems.append(Problem(name, "missing image", src))
+    for link in soup.select("a[href]"):
+        href = link["href"]
+        if href.startswith(("http:", "https:", "mailto:", "#", "javascript:")):
+            continue
+        target = href.split("#")[0].split("?")[0]
+        if target and not (page.parent / target).resolve().exists():
+            problems.append(Problem(name, "broken link", href))
+    for container in soup.select("mjx-container, script, style, pre, code, textarea"):
+        container.decompose()
+    problems += [Problem(name, "unrendered math", s) for s in _STRAY.findall(soup.get_text())]
+    if draws_figures and not soup.select(".cell_output img, .output img"):
+        problems.append(Problem(name, "no figure", "the notebook draws figures; the page has none"))
+    return problems
+
+
+def check_browser(html_dir: str | Path, screenshots: str | Path | None = None) -> list[Problem]:
+    """:func:`browser_problems` of every page, and a screenshot of every chapter's first page."""
+    html_dir = Path(html_dir)
+    problems = []
+    pages = sorted(p for p in html_dir.rglob("*.html")
+                   if "_static" not in p.parts and p.name not in ("genindex.html", "search.html"))
+    for page in pages:
+        source = PROJECT_ROOT / page.relative_to(html_dir).with_suffix(".ipynb")
+        draws = source.exists() and bool(PLOT_CALLS.search(source.read_text(encoding="utf-8")))
+        problems += browser_problems(page, html_dir, draws_figures=draws)
+    if screenshots is not None:
+        for first in sorted(html_dir.glob("notebooks/*/index.html")):
+            screenshot(first, Path(screenshots) / f"{first.parent.name}.png")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    browser = "--browser" in args
+    args = [a for a in args if a != "--browser"]
     html_dir = Path(args[0] if args else PROJECT_ROOT / "_build" / "html")
     if not html_dir.is_dir():
         print(f"no built book in {html_dir}: run `make book` first")
         return 2
     problems = check_pages(html_dir)
+    if browser:
+        problems += check_browser(html_dir, html_dir.parent / "screenshots")
     for problem in problems:
         print(problem)
     print(f"{len(problems)} problem(s) in the built pages of {html_dir}")
