@@ -44,6 +44,8 @@ book: setup $(MATHJAX)
 		echo "profiles or library changed: executing every notebook"; \
 		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	@# the atlas gathers what the chapters recorded: read it again once they have all run
+	touch book/atlas.ipynb && $(BIN)/jupyter-book build . --warningiserror --keep-going
 	@mv _build/.inputs.next _build/.inputs  # the inputs the build started from
 	$(BIN)/python -m biasbook.book_check _build/html  # equations MathJax cannot typeset
 	@echo "open _build/html/index.html"

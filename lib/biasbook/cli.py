@@ -3,6 +3,7 @@
     biasbook run CHAPTER [--profile P] [-p key=value ...]   # executes into runs/<time>-<chapter>/
     biasbook list                                          # chapters, profiles, models, datasets
     biasbook compare [RUN_DIR ...]                         # one tidy table across runs
+    biasbook atlas [--all]                                 # every chapter's headline numbers
 
 Parameter values are parsed as YAML, so ``-p models=[gpt2,distilgpt2]`` gives a list and
 ``-p n=3`` an integer; a single value where the profile has a list is taken as a one-element list
@@ -149,6 +150,20 @@ def _cmd_compare(args) -> None:
         print(table.to_string(index=False))
 
 
+def _cmd_atlas(args) -> None:
+    from biasbook import atlas
+
+    tidy = atlas.collect(args.runs)
+    table = atlas.latest(tidy if args.all else atlas.headline(tidy))
+    if table.empty:
+        print(f"no recorded results under {args.runs}: build the book or run a chapter first")
+        return
+    columns = ["chapter", "key", "labels", "model", "value", "paper", "run"]
+    with pd.option_context("display.width", 200, "display.max_rows", None,
+                           "display.max_colwidth", 60):
+        print(table[columns].to_string(index=False))
+
+
 def _known_errors() -> tuple[type[BaseException], ...]:
     from papermill.exceptions import PapermillExecutionError
 
@@ -172,6 +187,11 @@ def main(argv: list[str] | None = None) -> None:
     compare = sub.add_parser("compare", help="one table across runs")
     compare.add_argument("runs", nargs="*", help="run folders (default: all under runs/)")
     compare.set_defaults(func=_cmd_compare)
+    atlas = sub.add_parser("atlas", help="every chapter's headline numbers, per model and run")
+    atlas.add_argument("--all", action="store_true", help="every recorded number, not only "
+                       "the headline ones")
+    atlas.add_argument("--runs", default=str(RUNS_DIR), help="folder of run folders")
+    atlas.set_defaults(func=_cmd_atlas)
     args = parser.parse_args(argv)
     try:
         args.func(args)

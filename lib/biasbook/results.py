@@ -137,19 +137,27 @@ class RecordError(ValueError):
     """A run folder or result record that cannot be read."""
 
 
-def load(run_dir: str | Path) -> pd.DataFrame:
-    """Every metric under a run directory as one tidy table (a row per recorded number)."""
+def records(run_dir: str | Path) -> list[dict]:
+    """The notebook records of a run directory, in file order; a damaged one is named."""
     if not Path(run_dir).is_dir():
         raise RecordError(f"run folder {run_dir} does not exist")
-    rows = []
+    found = []
     for path in sorted(Path(run_dir).glob("*/*.json")):
         try:
             record = json.loads(path.read_text())
-            metrics = record["metrics"]
+            record["metrics"], record["provenance"]["started"]  # noqa: B018 (must be there)
         except (json.JSONDecodeError, KeyError, TypeError) as err:
             raise RecordError(f"result record {path} is malformed ({err}); delete it or "
                               "re-run its notebook") from err
-        for metric in metrics:
+        found.append(record)
+    return found
+
+
+def load(run_dir: str | Path) -> pd.DataFrame:
+    """Every metric under a run directory as one tidy table (a row per recorded number)."""
+    rows = []
+    for record in records(run_dir):
+        for metric in record["metrics"]:
             rows.append({"run": Path(run_dir).name, "chapter": record["chapter"],
                          "notebook": record["notebook"],
                          "profile": record["params"].get("profile"), **metric})

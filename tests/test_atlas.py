@@ -1,0 +1,32 @@
+"""The atlas gathers every run's headline numbers and picks up a re-run with a new model."""
+
+from biasbook import atlas, cli
+from biasbook.results import Recorder
+
+
+def record(runs, run, model, value, started):
+    rec = Recorder("demo", "01-offline-models", {"profile": "book"}, run_dir=runs / run)
+    rec.record["provenance"]["started"] = started
+    rec.metric("grammatical_wins", value, model=model)
+    rec.metric("mean_gap_nats_per_token", 0.5, model=model)  # not a headline number
+    return rec
+
+
+def test_a_rerun_with_a_new_model_appears_beside_the_books(tmp_path, capsys):
+    record(tmp_path, "default", "smollm2-135m", 0.5, "2026-01-01T00:00:00+00:00")
+    record(tmp_path, "20260102-demo", "gpt2", 1.0, "2026-01-02T00:00:00+00:00")
+    record(tmp_path, "20260103-demo", "smollm2-135m", 0.75, "2026-01-03T00:00:00+00:00")
+    tidy = atlas.collect(tmp_path)
+    assert len(tidy) == 6 and set(tidy["page"]) == {"notebooks/demo/01-offline-models.html"}
+    wide = atlas.models_by_metrics(atlas.latest(atlas.headline(tidy)))
+    assert list(wide.columns) == ["demo · grammatical_wins"]  # the profile's headline list
+    assert wide["demo · grammatical_wins"].to_dict() == {"gpt2": 1.0, "smollm2-135m": 0.75}
+    cli.main(["atlas", "--runs", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "gpt2" in out and "20260103-demo" in out and "mean_gap" not in out
+
+
+def test_an_empty_runs_folder_says_what_to_do(tmp_path, capsys):
+    assert atlas.collect(tmp_path).empty
+    cli.main(["atlas", "--runs", str(tmp_path)])
+    assert "build the book or run a chapter first" in capsys.readouterr().out
