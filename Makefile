@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup book check-book test test-fast bench lock clean
+.PHONY: setup book check-book class test test-fast bench lock clean
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
@@ -55,6 +55,10 @@ check-book: book
 	@command -v chromium >/dev/null || { echo "needs Chromium: apt-get install chromium"; exit 2; }
 	$(BIN)/python -m biasbook.book_check --browser _build/html
 	@echo "screenshots of every chapter's first page: _build/screenshots/"
+
+# A class's set-up check: the smoke profile of every chapter, and what each student should see.
+class: setup
+	$(BIN)/biasbook class
 
 test: setup $(MATHJAX)
 	$(BIN)/ruff check lib tests benchmarks notebooks book

@@ -30,3 +30,20 @@ def test_an_empty_runs_folder_says_what_to_do(tmp_path, capsys):
     assert atlas.collect(tmp_path).empty
     cli.main(["atlas", "--runs", str(tmp_path)])
     assert "build the book or run a chapter first" in capsys.readouterr().out
+
+
+def test_class_runs_every_chapter_and_prints_what_students_should_see(tmp_path, monkeypatch,
+                                                                     capsys):
+    from biasbook import profiles
+
+    ran = []
+
+    def fake_run(chapter, profile, params=None, runs_dir=None):
+        ran.append((chapter, profile))
+        if chapter == "demo":
+            record(runs_dir, "demo-run", "smollm2-135m", 0.5, "2026-01-01T00:00:00+00:00")
+
+    monkeypatch.setattr(cli, "run_chapter", fake_run)
+    cli.main(["class", "--runs", str(tmp_path)])
+    assert ran == [(c, "smoke") for c in profiles.chapters()]
+    assert "grammatical_wins smollm2-135m: 0.5" in capsys.readouterr().out

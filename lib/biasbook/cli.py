@@ -4,6 +4,7 @@
     biasbook list                                          # chapters, profiles, models, datasets
     biasbook compare [RUN_DIR ...]                         # one tidy table across runs
     biasbook atlas [--all]                                 # every chapter's headline numbers
+    biasbook class                                         # every chapter's smoke profile
 
 Parameter values are parsed as YAML, so ``-p models=[gpt2,distilgpt2]`` gives a list and
 ``-p n=3`` an integer; a single value where the profile has a list is taken as a one-element list
@@ -164,6 +165,28 @@ def _cmd_atlas(args) -> None:
         print(table[columns].to_string(index=False))
 
 
+def _cmd_class(args) -> None:
+    """Run every chapter's smoke profile (a class's set-up check) and summarise what it shows."""
+    import time
+
+    from biasbook import atlas
+
+    runs_dir = Path(args.runs)
+    timings = {}
+    for chapter in profiles.chapters():
+        start = time.perf_counter()
+        run_chapter(chapter, "smoke", runs_dir=runs_dir)
+        timings[chapter] = time.perf_counter() - start
+    numbers = atlas.latest(atlas.headline(atlas.collect(runs_dir)))
+    print("\nWhat every student should see (smoke profile; the book's profile shows more):")
+    for chapter, seconds in timings.items():
+        rows = numbers[numbers["chapter"] == chapter]
+        print(f"\n{profiles.chapter_spec(chapter)['title']} ({seconds:.0f} s)")
+        for row in rows.itertuples():
+            where = f" [{row.labels}]" if row.labels else ""
+            print(f"  {row.key}{where} {row.model or ''}: {row.value:.4g}")
+
+
 def _known_errors() -> tuple[type[BaseException], ...]:
     from papermill.exceptions import PapermillExecutionError
 
@@ -192,6 +215,9 @@ def main(argv: list[str] | None = None) -> None:
                        "the headline ones")
     atlas.add_argument("--runs", default=str(RUNS_DIR), help="folder of run folders")
     atlas.set_defaults(func=_cmd_atlas)
+    klass = sub.add_parser("class", help="run every chapter's smoke profile and summarise")
+    klass.add_argument("--runs", default=str(RUNS_DIR / "class"), help="where the runs go")
+    klass.set_defaults(func=_cmd_class)
     args = parser.parse_args(argv)
     try:
         args.func(args)
