@@ -1,0 +1,243 @@
+"""Sec. 5 of Borah et al. (2024): WEAT on region-aware topic pairs, per evaluation domain, region.
+
+For every F-M topic pair of a region the paper builds a WEAT test from the two topics' word lists
+(top words by KeyBERT), male/female terms and ten region-specific names per gender (Appendix F,
+Table 12; ``data/region-aware/weat-terms.yml``), trains fastText on each evaluation domain split by
+region and reports the effect size (Table 4). A positive effect means the bias points the pair's
+way: the F topic nearer the female words, the M topic nearer the male words.
+
+Choices, each an option:
+
+- ``terms``: ``"text"`` (default) uses Appendix F's prose list of 11 + 11 terms (brother/sister,
+  father/mother, ... male/female); ``"table-12"`` the 8 + 8 Table 12 prints. ``names=False``
+  leaves the region's names out.
+- ``roles``: WEAT's target and attribute sets are not interchangeable (the effect size is
+  normalised over the targets). ``"gender-targets"`` (default) follows Caliskan et al.'s gender
+  tests, which the paper's Table 7 lists as "Male names vs Female names - career vs family":
+  X = male words, Y = female words, A = M-topic words, B = F-topic words. ``"topic-targets"``
+  swaps them (X = F-topic words, Y = M-topic words, A = female, B = male words), the order of
+  Table 1's caption. Both have the same sign convention.
+- ``oov``: the paper picked fastText "because it allows to extract embeddings of words that are
+  not present in the target text": ``"subword"`` (default) answers every word from its character
+  n-grams and lists the words so synthesised; ``"drop"`` treats them as OOV (WEAT drops them, and
+  a set keeping under half its words makes the test not computable).
+
+Words are lower-cased (the corpora are). :func:`keybert_words` gives a topic's KeyBERT words from
+its documents (KeyBERT 0.9 with the offline all-MiniLM-L6-v2; the topic's embedding is the mean
+embedding of its documents, so long topics are not truncated to the encoder's window).
+
+>>> g = gender_words("Asia", terms="table-12")
+>>> g["female"][-3:], len(g["male"]), len(g["female"])
+(['nami', 'anika', 'rina'], 18, 18)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from biasbook import datafiles, validate
+from biasbook.chapters.region_aware import corpora
+from biasbook.embeddings import train
+from biasbook.metrics import weat
+
+CHAPTER = "region-aware"
+TERMS = ("text", "table-12")
+ROLES = ("gender-targets", "topic-targets")
+OOV = ("subword", "drop")
+RESULT_COLUMNS = ["domain", "region", "rank", "female_topic", "male_topic", "effect_size",
+                  "p_value", "n_gender", "n_topic", "synthesised", "oov", "shared",
+                  "computable", "reason"]
+
+
+@cache
+def _terms() -> dict:
+    return datafiles.load(CHAPTER, "weat-terms")
+
+
+def gender_words(region: str, *, terms: str = "text", names: bool = True) -> dict[str, list[str]]:
+    """``{"male": [...], "female": [...]}``: the gender terms, then the region's names (Table 12),
+    lower-cased, repeats removed (a hyphenated name stays one word: fastText embeds it whole)."""
+    validate.choice("terms", terms, TERMS)
+    data = _terms()
+    if region not in data["names"]:
+        raise ValueError(f"no names for region {region!r}; regions: {list(data['names'])}")
+    out = {}
+    for gender in ("male", "female"):
+        words = list(data["gender_terms"][terms][gender])
+        if names:
+            words += data["names"][region][gender]
+        out[gender] = list(dict.fromkeys(w.lower() for w in words))
+    return out
+
+
+def paper_pairs(regions: Sequence[str] | None = None) -> pd.DataFrame:
+    """The paper's topic pairs (Table 3) with their Table 12 words and Table 4 effect sizes:
+    ``region``, ``rank`` (P1..P5 as 1..5), ``female_topic``, ``male_topic``, ``female_words``,
+    ``male_words``, ``paper_reddit``, ``paper_un``."""
+    pairs = datafiles.paper_results(CHAPTER)["table3_4_topic_pairs"]
+    words = _terms()["topics"]
+    rows = [{"region": region, "rank": int(p["pair"][1:]), "female_topic": p["female"],
+             "male_topic": p["male"], "female_words": list(words[region][p["female"]]),
+             "male_words": list(words[region][p["male"]]), "paper_reddit": p["reddit"],
+             "paper_un": p["un"]}
+            for region, listed in pairs.items() for p in listed
+            if regions is None or region in regions]
+    return pd.DataFrame(rows)
+
+
+def evaluation_vectors(domain: str, *, regions: Sequence[str] | None = None,
+                       max_docs: int | None = None, seed: int = 0,
+                       corpus_options: Mapping | None = None, fasttext: Mapping | None = None,
+                       progress: bool = True) -> dict:
+    """Region -> fastText vectors trained on that region's documents of an evaluation domain
+    (``corpus_options`` to :func:`.corpora.tokenized`, ``fasttext`` to gensim's ``FastText``)."""
+    sentences = corpora.tokenized(domain, regions=regions, max_docs=max_docs, seed=seed,
+                                  **dict(corpus_options or {}))
+    return {region: train.fasttext(docs, seed=seed, **dict(fasttext or {}))
+            for region, docs in tqdm(sentences.items(), desc=f"fastText {domain}",
+                                     disable=not progress)}
+
+
+def _sets(pair, gender: dict[str, list[str]], roles: str) -> dict[str, list[str]]:
+    female_topic = [w.lower() for w in pair["female_words"]]
+    male_topic = [w.lower() for w in pair["male_words"]]
+    if roles == "gender-targets":
+        return {"x": gender["male"], "y": gender["female"], "a": male_topic, "b": female_topic}
+    return {"x": female_topic, "y": male_topic, "a": gender["female"], "b": gender["male"]}
+
+
+def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: str = "",
+                terms: str = "text", names: bool = True, roles: str = "gender-targets",
+                oov: str = "subword", **weat_options) -> pd.DataFrame:
+    """One WEAT per topic pair (rows of ``pairs``: ``region``, ``rank``, ``female_topic``,
+    ``male_topic``, ``female_words``, ``male_words``) on the vectors of its region.
+
+    Columns: :data:`RESULT_COLUMNS` (``synthesised``: words answered from n-grams only;
+    ``oov``: words dropped; ``shared``: words in both a gender list and a topic list, which WEAT
+    keeps, as the paper's lists do) plus any ``paper_*`` columns of ``pairs``. A pair whose
+    region has no vectors in this domain is a row with ``computable=False`` and the reason.
+    ``weat_options`` go to :func:`biasbook.metrics.weat.weat`.
+    """
+    validate.choice("roles", roles, ROLES)
+    validate.choice("oov", oov, OOV)
+    rows = []
+    for _, pair in pairs.iterrows():
+        region = pair["region"]
+        row = {"domain": domain, **{k: pair[k] for k in ("region", "rank", "female_topic",
+                                                          "male_topic")}}
+        row |= {k: pair[k] for k in pair.index if str(k).startswith("paper_")}
+        gender = gender_words(region, terms=terms, names=names)
+        sets = _sets(pair, gender, roles)
+        topic_words = set(pair["female_words"]) | set(pair["male_words"])
+        shared = sorted(set(gender["male"] + gender["female"]) & {w.lower() for w in topic_words})
+        row |= {"n_gender": len(gender["male"]) + len(gender["female"]),
+                "n_topic": len(pair["female_words"]) + len(pair["male_words"]),
+                "shared": ", ".join(shared), "synthesised": "", "oov": ""}
+        if region not in vectors:
+            rows.append(row | {"effect_size": np.nan, "p_value": np.nan, "computable": False,
+                               "reason": f"domain {domain!r} has no documents of {region}"})
+            continue
+        kv = vectors[region]
+        if oov == "subword":
+            kv, synthesised = train.subword_vectors(kv, [w for s in sets.values() for w in s])
+            row["synthesised"] = ", ".join(synthesised)
+        result = weat.weat(kv, **sets, **weat_options)
+        row |= {"effect_size": result.effect_size, "p_value": result.p_value,
+                "computable": result.computable, "reason": result.reason,
+                "oov": "; ".join(f"{s}: {', '.join(ws)}" for s, ws in result.oov.items() if ws)}
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    extra = [c for c in frame if c.startswith("paper_")]
+    return frame[RESULT_COLUMNS + extra]
+
+
+def table4(results: pd.DataFrame) -> pd.DataFrame:
+    """Table 4's layout: one row per (region, pair), one effect-size column per domain, the
+    paper's Reddit and UN columns beside them when the pairs carried them."""
+    index = ["region", "rank", "female_topic", "male_topic"]
+    wide = results.set_index([*index, "domain"])["effect_size"].unstack("domain")
+    wide.columns = [f"ours_{c}" for c in wide.columns]
+    paper = [c for c in results if c.startswith("paper_")]
+    if paper:
+        wide = wide.join(results.groupby(index, sort=False)[paper].first())
+    wide = wide.reset_index()
+    order = wide["region"].map({r: i for i, r in enumerate(corpora.REGIONS)})
+    return wide.assign(_order=order).sort_values(["_order", "rank"]).drop(columns="_order") \
+        .reset_index(drop=True)
+
+
+def heatmap_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows "region P<rank>: F topic - M topic", columns the effect-size columns of
+    :func:`table4` (ours per domain, then the paper's)."""
+    values = [c for c in table if c.startswith(("ours_", "paper_"))]
+    labels = (table["region"] + " P" + table["rank"].astype(str) + ": " + table["female_topic"]
+              + " - " + table["male_topic"])
+    return table[values].set_axis(labels, axis=0).astype(float)
+
+
+# --- KeyBERT topic words ---------------------------------------------------------------------
+
+@cache
+def _keybert(max_length: int):
+    """KeyBERT on the book's offline all-MiniLM-L6-v2 encoder (embeddings cached per text)."""
+    from keybert import KeyBERT
+    from keybert.backend import BaseEmbedder
+
+    from biasbook.chapters.region_aware import topics
+
+    class BookEncoder(BaseEmbedder):
+        def __init__(self):
+            super().__init__()
+            self.encoder = topics.encoder(max_length)
+
+        def embed(self, documents, verbose: bool = False) -> np.ndarray:
+            return self.encoder.embed(list(documents), progress=False)
+
+    return KeyBERT(model=BookEncoder())
+
+
+def keybert_words(texts: Sequence[str], *, top_n: int = 10, n_candidates: int = 100,
+                  max_length: int = 128) -> list[str]:
+    """The ``top_n`` KeyBERT words of a topic's documents: candidates are the ``n_candidates``
+    words (alphabetic, English stop words removed) in most documents; KeyBERT ranks them by
+    cosine similarity to the mean embedding of the documents."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    texts = validate.word_list("texts", texts)
+    counter = CountVectorizer(stop_words="english", token_pattern=r"(?u)\b[^\W\d_]{2,}\b")
+    try:
+        present = counter.fit_transform(texts) > 0
+    except ValueError:  # no word survives the stop list
+        return []
+    words = counter.get_feature_names_out()
+    df = np.asarray(present.sum(axis=0)).ravel()
+    candidates = [str(words[i]) for i in np.lexsort((words, -df))[:n_candidates]]
+    model = _keybert(max_length)
+    doc = model.model.embed(texts).mean(axis=0, keepdims=True)
+    keywords = model.extract_keywords(" ".join(texts), candidates=candidates, top_n=top_n,
+                                      doc_embeddings=doc,
+                                      word_embeddings=model.model.embed(candidates))
+    return [w for w, _ in keywords]
+
+
+def keybert_pairs(pairs: pd.DataFrame, documents: Mapping[str, pd.DataFrame], *,
+                  top_n: int = 10, progress: bool = True, **options) -> pd.DataFrame:
+    """``pairs`` (with ``female_id`` and ``male_id`` topic ids) with their word lists replaced
+    by :func:`keybert_words` of each topic's documents; ``documents`` maps a region to its
+    examples (columns ``text`` and ``topic``). The c-TF-IDF words stay as ``*_ctfidf_words``."""
+    out = pairs.copy()
+    for side in ("female", "male"):
+        out[f"{side}_ctfidf_words"] = out[f"{side}_words"]
+        words = []
+        for _, pair in tqdm(pairs.iterrows(), total=len(pairs), desc=f"KeyBERT {side} topics",
+                            disable=not progress):
+            docs = documents[pair["region"]]
+            texts = docs.loc[docs["topic"] == pair[f"{side}_id"], "text"].tolist()
+            words.append(keybert_words(texts, top_n=top_n, **options))
+        out[f"{side}_words"] = words
+    return out
