@@ -252,7 +252,7 @@ LSTM = {"layers": 1, "hidden": 8, "emb": 8, "dropout": 0.1, "bptt": 5, "batch": 
 SETTINGS = sweep.Settings(
     lambdas=[0.0, 0.5], train_tokens=None, valid_tokens=None, un_train_speeches=None,
     un_valid_speeches=None, un_seed=0, vocab_size=30, warmup_tokens=200, sweep_tokens=200,
-    lstm=LSTM, reg_mode="as-coded", n_seeds=3, gen_length=6)
+    lstm=LSTM, reg_mode="as-coded", generation={"n_seeds": 3, "length": 6})
 
 
 @pytest.fixture
@@ -344,6 +344,9 @@ def test_settings_per_corpus_values():
     with pytest.raises(KeyError, match="wikitext-2"):
         settings.value("sweep_tokens", "wikitext-2")
     assert settings.config() == LMConfig(**LSTM, epochs=1)
+    assert (settings.n_seeds, settings.gen_length) == (3, 6)
+    with pytest.raises(ValueError, match="n_seeds and length"):
+        sweep.Settings(**{**SETTINGS.__dict__, "generation": {"n_seeds": 3}})
     assert sweep.stream_slice(torch.arange(4), 3, 6).tolist() == [3, 0, 1, 2, 3, 0]
 
 

@@ -10,8 +10,9 @@ stream (:func:`warm_up`), and for every lambda a model that continues from it on
 of :mod:`biasbook.mitigation.subspace` when lambda > 0 (:func:`train_lambda`). The lambda = 0
 model gets the same extra training without it, so every lambda sees the same data in the same
 order. After training: the held-out perplexity, the mean squared cosine of the neutral words'
-normalised embeddings with the gender direction, and ``n_seeds`` texts of ``gen_length`` sampled
-words (:func:`generate_texts`, i.e. :func:`biasbook.training.lstm.generate`, seed 0).
+normalised embeddings with the gender direction, and ``generation["n_seeds"]`` texts of
+``generation["length"]`` sampled words (:func:`generate_texts`, i.e.
+:func:`biasbook.training.lstm.generate` with seed 0).
 
 Every warm-up, trained model and generated corpus is stored with :mod:`biasbook.store` under
 ``cache_dir()/lm-gender-bias/<stage>/``, keyed by its inputs (the content of the token streams,
@@ -84,8 +85,19 @@ class Settings:
     sweep_tokens: int | dict
     lstm: dict
     reg_mode: str
-    n_seeds: int
-    gen_length: int
+    generation: dict  # {"n_seeds": texts per lambda, "length": tokens per text}
+
+    def __post_init__(self):
+        if sorted(self.generation) != ["length", "n_seeds"]:
+            raise ValueError(f"generation must give n_seeds and length, got {self.generation}")
+
+    @property
+    def n_seeds(self) -> int:
+        return self.generation["n_seeds"]
+
+    @property
+    def gen_length(self) -> int:
+        return self.generation["length"]
 
     @classmethod
     def from_params(cls, params: dict) -> Settings:
