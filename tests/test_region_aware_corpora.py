@@ -107,8 +107,10 @@ def test_un_documents_come_from_the_top_three_countries_of_each_region():
     one = docs["code"].iloc[0]
     files = [p for p in corpora.text_corpora.un_debate_files()
              if p.stem.startswith(f"{one}_") and int(p.stem[-4:]) in range(2015, 2017)]
-    sentences = {s for p in files for s in corpora.un_speech_sentences(p)}
-    assert set(docs.loc[docs["code"] == one, "text"]) <= sentences
+    sentences = [s for p in files for s in corpora.un_speech_sentences(p)]
+    assert set(docs.loc[docs["code"] == one, "text"]) <= set(sentences)
+    assert table.set_index("code").loc[one, "examples"] == len(sentences) == len(
+        corpora.source_texts("un-debates", one, years=UN_YEARS))
 
 
 @pytest.mark.parametrize("call, match", [

@@ -16,7 +16,7 @@ the book builds the same design on two region-labelled corpora that are:
     Sec. 5 evaluation used 1970-2016). **A document is one sentence**: the older records
     hard-wrap lines and number their paragraphs, so lines are not paragraphs; speeches are
     re-joined and split into sentences (:func:`split_sentences`). Sentences of fewer than
-    ``min_words`` words are dropped, as are exact repeats within a country.
+    ``min_words`` words are dropped, as are repeats within a speech.
 ``"tweets"``
     English tweets geolocated to seven cities in 2022 (``region-tweets-diverse-english``): Accra
     (Africa), Islamabad, Manila, New Delhi, Singapore (Asia), London (Europe), New York (North
@@ -74,7 +74,7 @@ CITIES = {"Accra": ("GH", "Ghana", "Africa"), "Islamabad": ("PK", "Pakistan", "A
 GEOWAC = ("geowac-english", "geowac-english.tsv.gz")
 MIN_WORDS = 5
 MIN_ENGLISH = 0.5
-_VERSION = 1  # bump when the cleaning or splitting below changes: it keys the cached volumes
+_VERSION = 2  # bump when the cleaning or splitting below changes: it keys the cached volumes
 
 _ABBREVIATIONS = frozenset([
     "mr", "mrs", "ms", "messrs", "dr", "prof", "st", "sr", "jr", "hon", "rev", "gen", "col", "lt",
@@ -198,10 +198,23 @@ def _un_files_by_country(years: tuple[int, int] | None) -> dict[str, list[Path]]
 
 
 def _un_country_texts(code: str, min_words: int, years: tuple[int, int] | None) -> list[str]:
-    """Every kept sentence of a country's speeches, in speech-id order, repeats removed."""
+    """Every kept sentence of a country's speeches, in speech-id order (repeats are removed
+    within a speech, so a country's counts are the sum of its speeches')."""
     files = _un_files_by_country(years).get(code, [])
-    return _kept([s for p in files for s in un_speech_sentences(p, min_words=min_words)],
-                 min_words)
+    return [s for p in files for s in un_speech_sentences(p, min_words=min_words)]
+
+
+def _un_speech_volumes(min_words: int) -> dict[str, list[int]]:
+    """Speech id -> [sentences kept, words], every speech, cached: one pass serves all years."""
+    def compute():
+        out = {}
+        for p in text_corpora.un_debate_files():
+            kept = un_speech_sentences(p, min_words=min_words)
+            out[p.stem] = [len(kept), sum(n_words(t) for t in kept)]
+        return out
+
+    key = store.content_key(_source_key("un-debates"), min_words, _VERSION)
+    return store.cached_json("region-aware-un-speeches", key, compute)
 
 
 # --- the tweets ----------------------------------------------------------------------------
@@ -321,6 +334,15 @@ def _volumes(domain: str, opts: _Options) -> pd.DataFrame:
     """Documents and words per source of a domain (every source, cached by content)."""
     table = _country_table(domain)
     table = table[table["region"].notna()]
+    if domain == "un-debates":
+        speeches = pd.DataFrame.from_dict(_un_speech_volumes(opts.min_words), orient="index",
+                                          columns=["examples", "words"])
+        code, year = speeches.index.str[:-8], speeches.index.str[-4:].astype(int)  # ISO_SS_YYYY
+        first, last = opts.years or (year.min(), year.max())
+        inside = (year >= first) & (year <= last)
+        counts = speeches[inside].groupby(code[inside]).sum()
+        table = table.merge(counts.rename_axis("code").reset_index(), on="code")
+        return table[table["examples"] > 0]
 
     def compute():
         rows = []
