@@ -11,6 +11,10 @@ text of Bordia & Bowman (2019, Table 4): lowercased, apostrophes split off (``mo
   Debate Corpus 1946-2024 (``un-general-debates``), one token list per speech, keyed by the
   speech id ``ISO_SESSION_YEAR``. A sample of ``n`` speeches contains every smaller sample drawn
   with the same seed, so a language model can train on a subset of a corpus measured in full.
+- :func:`imdb_reviews`: the 50,000 labelled IMDB movie reviews (``imdb``), HTML line breaks
+  removed, one token list per review, in a seeded random order.
+- :func:`split_sentences`: a token list cut after each ``.``, ``!`` or ``?`` (for
+  sentence-bounded co-occurrence windows).
 - :func:`take_tokens`: the leading documents of a corpus, up to a token budget (the smoke profile
   runs on such prefixes).
 
@@ -22,6 +26,7 @@ text of Bordia & Bowman (2019, Table 4): lowercased, apostrophes split off (``mo
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +39,8 @@ EOS = "<eos>"
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s'’]|_+")
 _APOSTROPHE = re.compile(r"['’]")
 _SPEECH_ID = re.compile(r"[A-Z]{2,4}_\d{2}_\d{4}")
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+SENTENCE_ENDS = frozenset({".", "!", "?"})
 
 
 def tokenize(text: str, *, lowercase: bool = True) -> list[str]:
@@ -129,6 +136,45 @@ def un_debate_speeches(
         p.stem: tokenize_lines(p.read_text(encoding="utf-8"), lowercase=lowercase, eos=eos)
         for p in sample_un_speeches(n, seed=seed, skip=skip)
     }
+
+
+def imdb_reviews(
+    n: int | None = None, *, seed: int = 0, lowercase: bool = True
+) -> dict[str, list[str]]:
+    """Token lists of ``n`` IMDB reviews (all 50,000 train and test reviews if ``None``).
+
+    Keys are ``split/label/file`` paths; the draw is a seeded permutation (samples with the same
+    seed nest). ``<br />`` tags become spaces and HTML entities are decoded before
+    :func:`tokenize`.
+    """
+    root = resources.unpacked("imdb") / "aclImdb"
+    files = sorted(p for split in ("train", "test") for label in ("neg", "pos")
+                   for p in (root / split / label).glob("*.txt"))
+    if not files:
+        raise resources.ResourceError(f"no review files under {root}")
+    if n is not None and not 0 < n <= len(files):
+        raise ValueError(f"need 1 <= n <= {len(files)}, got n={n}")
+    order = np.random.default_rng(seed).permutation(len(files))[:n]
+    picked = [files[i] for i in sorted(order)]
+    return {str(p.relative_to(root).with_suffix("")): tokenize(
+        html.unescape(_BR.sub(" ", p.read_text(encoding="utf-8"))), lowercase=lowercase)
+        for p in picked}
+
+
+def split_sentences(tokens: Sequence[str], ends: frozenset[str] = SENTENCE_ENDS) -> list[list[str]]:
+    """Cut a token list after every sentence-final mark; the mark stays with its sentence.
+
+    >>> split_sentences(["hi", ".", "who", "?", "me"])
+    [['hi', '.'], ['who', '?'], ['me']]
+    """
+    out, start = [], 0
+    for i, token in enumerate(tokens):
+        if token in ends:
+            out.append(list(tokens[start : i + 1]))
+            start = i + 1
+    if start < len(tokens):
+        out.append(list(tokens[start:]))
+    return out
 
 
 def take_tokens(docs: Sequence[Sequence[str]], max_tokens: int | None) -> list[list[str]]:

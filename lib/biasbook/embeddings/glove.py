@@ -1,0 +1,269 @@
+"""GloVe (Pennington, Socher & Manning 2014) trained in PyTorch from a sparse co-occurrence matrix.
+
+The model fits, over the non-zero entries X_ij of the co-occurrence matrix only,
+
+    J = sum_ij f(X_ij) (w_i . c_j + b_i + b~_j - log X_ij)^2,
+    f(x) = (x / x_max) ** alpha if x < x_max else 1       (x_max = 100, alpha = 3/4),
+
+with AdaGrad (accumulator a += g^2, step lr * g / sqrt(a), g the gradient of J/2 as in GloVe's C
+code and in ``mittens``) over shuffled mini-batches of entries, and returns the word vectors
+``W + W~`` (the sum of word and context vectors, as the GloVe paper recommends) as gensim
+``KeyedVectors``.
+
+- Any matrix works: a modified one (BIRM) is trained exactly like a counted one. Entries must be
+  positive (their log is taken).
+- Deterministic for a fixed ``seed`` and thread count: initialisation and the per-epoch shuffles
+  come from seeded generators, and the gradient sums run in a fixed order.
+- Cached by content (:mod:`biasbook.store`): the key is the matrix's hash, the hyper-parameters
+  and :data:`CODE_VERSION`. A checkpoint is written atomically after every epoch, so an interrupted
+  training resumes at the last finished epoch.
+- Initialisation as GloVe's C code: uniform in [-0.5, 0.5) / dim for vectors and biases.
+
+Differences from GloVe's C code (``glove.c``), which updates after every single entry with its
+accumulator started at 1 and fed ``(lr * g)^2``: here a mini-batch's gradients are summed per row
+before the update, and the accumulator starts at ``initial_accumulator`` (0.1 by default, as in
+``mittens``) and is fed ``g^2`` (standard AdaGrad). ``loss`` per epoch is J summed over the batches
+as they were visited (each batch with the parameters before its update); :func:`objective` gives
+J for given parameters.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> x = sp.csr_matrix(np.array([[0, 4.0, 1], [4, 0, 2], [1, 2, 0]]))
+>>> fit = train(x, ["a", "b", "c"], dim=2, epochs=3, cache=False, progress=False)
+>>> fit.kv.vectors.shape, len(fit.losses)
+((3, 2), 3)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from gensim.models import KeyedVectors
+from scipy import sparse
+
+from biasbook import store
+
+CODE_VERSION = 1  # bump when a change alters trained vectors
+KIND = "glove"
+
+
+@dataclass(frozen=True)
+class GloveFit:
+    """Trained vectors and how they were obtained.
+
+    ``kv``: W + W~ per word. ``params``: arrays ``W``, ``C``, ``bw``, ``bc``. ``losses``: J per
+    epoch (see the module docstring). ``seconds``: wall time per epoch trained in this call
+    (empty when the result came from the cache).
+    """
+
+    kv: KeyedVectors
+    params: dict[str, np.ndarray]
+    losses: list[float]
+    seconds: list[float] = field(default_factory=list)
+    key: str = ""
+
+
+def weighting(x, x_max: float = 100.0, alpha: float = 0.75):
+    """GloVe's weight f(x) = min(1, (x / x_max) ** alpha).
+
+    >>> weighting(np.array([1.0, 50.0, 100.0, 400.0]), 100, 0.5).round(4).tolist()
+    [0.1, 0.7071, 1.0, 1.0]
+    """
+    return np.minimum(1.0, (np.asarray(x, dtype=float) / x_max) ** alpha)
+
+
+def objective(matrix, W, C, bw, bc, *, x_max: float = 100.0, alpha: float = 0.75) -> float:
+    """J = sum over non-zeros of f(X_ij) (w_i . c_j + b_i + b~_j - log X_ij)^2, in float64."""
+    coo = _entries(matrix)
+    W, C = np.asarray(W, dtype=float), np.asarray(C, dtype=float)
+    pred = np.einsum("ij,ij->i", W[coo.row], C[coo.col]) + np.asarray(bw, float)[coo.row] \
+        + np.asarray(bc, float)[coo.col]
+    diff = pred - np.log(coo.data)
+    return float(np.sum(weighting(coo.data, x_max, alpha) * diff**2))
+
+
+def train(
+    matrix,
+    vocab: Sequence[str] | None = None,
+    *,
+    dim: int = 100,
+    epochs: int = 25,
+    x_max: float = 100.0,
+    alpha: float = 0.75,
+    lr: float = 0.05,
+    initial_accumulator: float = 0.1,
+    batch_size: int = 1 << 14,
+    seed: int = 0,
+    threads: int | None = 1,
+    init: dict[str, np.ndarray] | None = None,
+    compiled: bool = False,
+    cache: bool = True,
+    progress: bool = True,
+) -> GloveFit:
+    """Train GloVe on ``matrix`` (a scipy sparse matrix, or a
+    :class:`~biasbook.text.cooccurrence.WordContextMatrix`, which brings its vocabulary).
+
+    ``threads``: torch intra-op threads during training (``None`` leaves torch's setting);
+    results are reproducible for a given seed and thread count. ``init``: starting ``W``, ``C``,
+    ``bw``, ``bc`` (tests; not part of the cache key, so it needs ``cache=False``).
+    ``compiled``: run the mini-batch step through ``torch.compile`` (one fused C++ loop instead
+    of a dozen tensor operations: several times faster per epoch, after a one-off compilation
+    of tens of seconds that torch caches on disk). It is part of the cache key: fused
+    arithmetic rounds differently.
+    """
+    if hasattr(matrix, "total") and hasattr(matrix, "vocab"):
+        vocab = matrix.vocab.tolist() if vocab is None else vocab
+        matrix = matrix.total
+    coo = _entries(matrix)
+    if vocab is None or len(vocab) != coo.shape[0]:
+        raise ValueError(f"vocab must name the {coo.shape[0]} rows of the matrix")
+    if dim < 1 or epochs < 0 or batch_size < 1 or lr <= 0 or initial_accumulator <= 0:
+        raise ValueError("need dim >= 1, epochs >= 0, batch_size >= 1, lr > 0, "
+                         "initial_accumulator > 0")
+    if init is not None and cache:
+        raise ValueError("a custom init is not part of the cache key: pass cache=False")
+    hyper = {"dim": dim, "epochs": epochs, "x_max": x_max, "alpha": alpha, "lr": lr,
+             "initial_accumulator": initial_accumulator, "batch_size": batch_size, "seed": seed,
+             "compiled": compiled}
+    key = store.content_key(KIND, CODE_VERSION, _matrix_hash(coo), list(vocab), hyper)
+    final = store.cache_path(KIND, key, ".npz")
+    if cache and final.exists():
+        with np.load(final, allow_pickle=False) as z:
+            params = {k: z[k] for k in ("W", "C", "bw", "bc")}
+            losses = json.loads(str(z["losses"]))
+        return GloveFit(_keyed(vocab, params), params, losses, [], key)
+    trainer = _Trainer(coo, dim, x_max, alpha, lr, initial_accumulator, batch_size, seed, init,
+                       compiled)
+    checkpoint = store.cache_path(KIND, key, ".partial.npz")
+    if cache and checkpoint.exists():
+        trainer.load(checkpoint)
+    seconds = []
+    old_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        from tqdm.auto import tqdm
+
+        for _ in tqdm(range(len(trainer.losses), epochs), desc="GloVe epochs",
+                      initial=len(trainer.losses), total=epochs, disable=not progress):
+            start = time.perf_counter()
+            trainer.epoch()
+            seconds.append(time.perf_counter() - start)
+            if cache:
+                trainer.save(checkpoint)
+    finally:
+        torch.set_num_threads(old_threads)
+    params = trainer.arrays()
+    if cache:
+        with store.atomic_file(final) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **params, losses=np.array(json.dumps(trainer.losses)))
+        checkpoint.unlink(missing_ok=True)
+    return GloveFit(_keyed(vocab, params), params, list(trainer.losses), seconds, key)
+
+
+def _step(W, C, bw, bc, aW, aC, abw, abc, i, j, logx, fx, lr: float):
+    """One mini-batch: gradients of J/2 summed per row, then AdaGrad in place; returns J."""
+    wi, cj = W.index_select(0, i), C.index_select(0, j)
+    diff = (wi * cj).sum(1) + bw.index_select(0, i) + bc.index_select(0, j) - logx
+    fd = fx * diff
+    grads = (torch.zeros_like(W).index_add_(0, i, cj * fd.unsqueeze(1)),
+             torch.zeros_like(C).index_add_(0, j, wi * fd.unsqueeze(1)),
+             torch.zeros_like(bw).index_add_(0, i, fd), torch.zeros_like(bc).index_add_(0, j, fd))
+    for p, a, g in zip((W, C, bw, bc), (aW, aC, abw, abc), grads, strict=True):
+        a.addcmul_(g, g)
+        p.addcdiv_(g, a.sqrt(), value=-lr)
+    return (fd * diff).sum().double()
+
+
+class _Trainer:
+    """Parameters, AdaGrad accumulators and the entry arrays of one GloVe training."""
+
+    def __init__(self, coo, dim, x_max, alpha, lr, a0, batch_size, seed, init, compiled):
+        n = coo.shape[0]
+        self.step = _compiled_step() if compiled else _step
+        self.rows = torch.from_numpy(coo.row.astype(np.int64))
+        self.cols = torch.from_numpy(coo.col.astype(np.int64))
+        self.logx = torch.from_numpy(np.log(coo.data).astype(np.float32))
+        self.fx = torch.from_numpy(weighting(coo.data, x_max, alpha).astype(np.float32))
+        self.lr, self.batch, self.seed = lr, batch_size, seed
+        if init is None:
+            rng = np.random.default_rng(seed)
+            init = {k: (rng.random(shape, dtype=np.float32) - 0.5) / dim
+                    for k, shape in (("W", (n, dim)), ("C", (n, dim)), ("bw", (n,)),
+                                     ("bc", (n,)))}
+        self.p = {k: torch.tensor(np.asarray(init[k]), dtype=torch.float32)
+                  for k in ("W", "C", "bw", "bc")}
+        self.acc = {k: torch.full_like(v, a0) for k, v in self.p.items()}
+        self.losses: list[float] = []
+
+    def epoch(self) -> None:
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + len(self.losses))
+        n = len(self.rows)
+        # pad to whole batches with weight-0 entries (no gradient, no loss), so that every batch
+        # has one shape and a compiled step is compiled once
+        order = torch.cat([torch.randperm(n, generator=g),
+                           torch.full(((-n) % self.batch,), n, dtype=torch.int64)])
+        rows, cols, logx, fx = (torch.cat([t, t.new_zeros(1)]).index_select(0, order)
+                                for t in (self.rows, self.cols, self.logx, self.fx))
+        total = torch.zeros((), dtype=torch.float64)
+        for start in range(0, len(order), self.batch):
+            end = start + self.batch
+            total += self.step(self.p["W"], self.p["C"], self.p["bw"], self.p["bc"],
+                               self.acc["W"], self.acc["C"], self.acc["bw"], self.acc["bc"],
+                               rows[start:end], cols[start:end], logx[start:end],
+                               fx[start:end], self.lr)
+        self.losses.append(float(total))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: v.numpy().copy() for k, v in self.p.items()}
+
+    def save(self, path) -> None:
+        arrays = {**{k: v.numpy() for k, v in self.p.items()},
+                  **{f"acc_{k}": v.numpy() for k, v in self.acc.items()},
+                  "losses": np.array(json.dumps(self.losses))}
+        with store.atomic_file(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    def load(self, path) -> None:
+        with np.load(path, allow_pickle=False) as z:
+            for k in self.p:
+                self.p[k] = torch.from_numpy(z[k].copy())
+                self.acc[k] = torch.from_numpy(z[f"acc_{k}"].copy())
+            self.losses = json.loads(str(z["losses"]))
+
+
+@functools.cache
+def _compiled_step():
+    return torch.compile(_step, dynamic=True)
+
+
+def _entries(matrix) -> sparse.coo_matrix:
+    """The non-zero entries, row-major, checked: square, finite and positive."""
+    if not sparse.issparse(matrix):
+        matrix = sparse.csr_matrix(np.asarray(matrix, dtype=float))
+    if matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"the co-occurrence matrix must be square, got {matrix.shape}")
+    csr = sparse.csr_matrix(matrix, dtype=np.float64)
+    csr.sum_duplicates()
+    csr.eliminate_zeros()
+    csr.sort_indices()
+    if csr.nnz == 0:
+        raise ValueError("the co-occurrence matrix has no non-zero entry")
+    if not np.all(np.isfinite(csr.data)) or np.any(csr.data < 0):
+        raise ValueError("co-occurrence values must be finite and non-negative")
+    return csr.tocoo()
+
+
+def _matrix_hash(coo: sparse.coo_matrix) -> str:
+    return store.content_key(np.asarray(coo.shape), coo.row, coo.col, coo.data)
+
+
+def _keyed(vocab: Sequence[str], params: dict[str, np.ndarray]) -> KeyedVectors:
+    kv = KeyedVectors(params["W"].shape[1])
+    kv.add_vectors(list(vocab), (params["W"] + params["C"]).astype(np.float32))
+    return kv
