@@ -159,3 +159,24 @@ def test_smoke_pipeline_twice_from_empty_caches_gives_the_same_tables(tmp_path, 
     assert set(sec3["region"]) == {"Africa", "Asia", "Europe", "North America"}
     assert sec5.loc[sec5["region"] == "Oceania", "computable"].eq(False).all()
     assert sec5.loc[sec5["region"] != "Oceania", "computable"].all()
+
+
+def test_iat_blocks_keys_and_scores():
+    from biasbook.chapters.region_aware import iat
+
+    plan = iat.trials(["nurse", "cook"], ["pilot"], female=["she", "her"], male=["he"],
+                      repeats=2, seed=1)
+    assert plan.groupby("block").size().tolist() == [12, 12]  # 6 stimuli, twice each
+    keyed = plan.groupby(["block", "category"])["key"].unique().map(list).to_dict()
+    assert keyed[("unreversed", "F topic")] == ["e"] and keyed[("reversed", "F topic")] == ["i"]
+    assert keyed[("unreversed", "male")] == keyed[("reversed", "male")] == ["i"]
+    answers = iter(["", *plan["key"][:12], "", *["x"] * 12])  # second block all wrong
+    ticks = iter(np.arange(0, 100, 0.5))
+    taken = iat.run_in_terminal(plan, ask=lambda _: next(answers), clock=lambda: next(ticks))
+    assert taken["correct"].tolist() == [True] * 12 + [False] * 12
+    assert taken["rt_ms"].tolist() == pytest.approx([500.0] * 24)
+    with pytest.raises(ValueError, match="no correct response in block"):
+        iat.score(taken)
+    simulated = iat.score(iat.simulate(plan, effect_ms=200, noise_ms=1, error_rate=0, seed=0))
+    assert simulated["difference_ms"] == pytest.approx(200, abs=2)
+    assert simulated["errors"] == 0 and simulated["d_score"] > 1
