@@ -43,6 +43,7 @@ class Language:
     attributes: dict[str, dict]
     target_forms: dict[str, str]
     provenance: str
+    same_as: dict[int, int]
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,27 @@ def language(code: str) -> Language:
                     targets={r["key"]: r for r in spec["targets"]},
                     attributes={r["key"]: r for r in spec["attributes"]},
                     target_forms=spec.get("target_forms") or {},
-                    provenance=spec["provenance"])
+                    provenance=spec["provenance"],
+                    same_as={int(k): int(v) for k, v in (spec.get("same_as") or {}).items()})
+
+
+def template_ids(lang: Language, wanted: list[int] | None = None) -> list[int]:
+    """The language's templates for the English template ids ``wanted`` (None: all of its own).
+
+    An id the language lacks becomes the template that reads the same there (``same_as``:
+    Chinese 7, "People who came from ...", is its template 1); repeats are dropped.
+
+    >>> template_ids(language("zh"), [2, 5, 7])
+    [2, 5, 1]
+    """
+    if wanted is None:
+        return list(lang.templates)
+    ids = [int(t) if int(t) in lang.templates else lang.same_as.get(int(t), int(t))
+           for t in wanted]
+    unknown = sorted({t for t in ids if t not in lang.templates})
+    if unknown:
+        raise ValueError(f"templates {unknown} not in {lang.code}; it has {list(lang.templates)}")
+    return list(dict.fromkeys(ids))
 
 
 def target_keys(extra: bool = False) -> list[str]:

@@ -17,8 +17,8 @@ reviews, Leipzig and OpenSubtitles (Appendix B), none of which is mirrored. Offl
 >>> pairs = parallel_pairs("de")
 >>> len(pairs), pairs[0][1]
 (1190, 'How many points did the Panthers defense surrender?')
->>> split_sentences("Er kam. Sie ging! 他来了。她走了。")
-['Er kam.', 'Sie ging!', '他来了。', '她走了。']
+>>> split_sentences("Er kam, z. B. heute. Sie ging! 他来了。她走了。")
+['Er kam, z. B. heute.', 'Sie ging!', '他来了。', '她走了。']
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from biasbook import resources
 XQUAD_LANGUAGES = ("en", "de", "es", "tr", "zh")
 TRAIN_ARTICLES = 38  # of XQuAD's 48: the first 80% fine-tune, the rest are held out
 SPLITS = ("train", "heldout")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
+# Not after a one-letter abbreviation ("z. B.", "J. Smith").
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\s\w\.)\s+(?=\S)|(?<=[。！？])")
 
 
 def has_corpus(language: str) -> bool:
@@ -49,7 +50,8 @@ def _check(language: str) -> None:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a paragraph: cut after . ! ? before white space, and after 。！？."""
+    """Sentences of a paragraph: cut after . ! ? before white space (not after a one-letter
+    abbreviation) and after 。！？."""
     return [s.strip() for s in _SENTENCE_END.split(text.replace("\ufeff", "")) if s.strip()]
 
 

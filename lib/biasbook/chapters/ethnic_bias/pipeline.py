@@ -158,9 +158,11 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
 
     ``targets`` and ``attributes`` are English keys (default: the 30 targets and 70 attributes
     of Appendix A.2; :func:`data.target_keys` / :func:`data.attribute_keys` with ``extra=True``
-    add the five additional ones); ``templates`` are template ids (default: all of the
-    language's). ``mode`` is ``paper`` or ``as-coded`` (masked LMs only); ``ddof`` the variance's
-    delta degrees of freedom (1: the sample variance, as the authors' code).
+    add the five additional ones); ``templates`` are English template ids (default: all of the
+    language's; an id the language lacks becomes the template that reads the same there, see
+    :func:`data.template_ids`). ``mode`` is ``paper`` or ``as-coded`` (masked LMs only);
+    ``ddof`` the variance's delta degrees of freedom (1: the sample variance, as the authors'
+    code).
     """
     lang = data.language(language)
     validate.choice("mode", mode, validate.MODES)
@@ -169,13 +171,9 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
                          f"{lm.name} is a {lm.kind} model")
     targets = _keys("targets", targets, data.target_keys(), lang.targets)
     attributes = _keys("attributes", attributes, data.attribute_keys(), lang.attributes)
-    if templates is None:
-        templates = list(lang.templates)
-    templates = [int(t) for t in templates]
-    unknown = [t for t in templates if t not in lang.templates]
-    if unknown or not templates:
-        raise ValueError(f"templates {unknown or '[]'} not in {language}; it has "
-                         f"{list(lang.templates)}")
+    if templates is not None and not list(templates):
+        raise ValueError("templates is empty: give at least one id, or None for all")
+    templates = data.template_ids(lang, None if templates is None else list(templates))
     if len(targets) <= ddof:
         raise ValueError(f"the variance with ddof={ddof} needs more than {ddof} targets")
     terms = [data.target_terms(lang, t, targets) for t in templates]

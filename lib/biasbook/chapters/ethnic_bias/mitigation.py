@@ -1,0 +1,352 @@
+"""The chapter's mitigation runs (Ahn & Oh 2021, Sec. 4 and 6.2-6.3; Tables 2, 4, 5, 6, 8).
+
+Every run measures a model twice: its **CB score** in the language it is scored in
+(:func:`biasbook.chapters.ethnic_bias.pipeline.cb_scores`) and a **quality measure**, the
+perplexity of held-out source-language text (:func:`perplexity`; pseudo-perplexity for a masked
+LM), which stands in for the paper's NER F1 (Table 6).
+
+Variants of a source model (the rows of Tables 2, 5 and 8):
+
+- ``base``: the model as it is (F.T. "X");
+- ``ft``: its output head fine-tuned on source-language text, body frozen ("BERT O");
+- ``cda``: the same on the text after one-sided counterfactual rewriting of the country names
+  (:func:`biasbook.mitigation.cda.balance_terms`; "BERT + CDA");
+- ``rand``: a random orthogonal ``W`` after the last hidden layer, then the head fine-tuned
+  ("BERT + Rand.");
+- ``align``: the Procrustes ``W`` onto the target model's space, learned from anchors in a
+  parallel corpus, then the head fine-tuned ("BERT + Alignment").
+
+All fine-tuning is :func:`biasbook.mitigation.alignment.finetune_head` with one recipe, so that
+rows differ only in ``W`` and in the text. **X→EN** (Table 2): the source is the model of language
+X, the target the English model, X is scored. **EN→X** (Table 5): the source is the English
+model, the target the model of X, English is scored.
+
+Offline, the monolingual BERTs are replaced by what exists: SmolLM2 (English) and Gemma-3-270M
+(multilingual), which stands in for every non-English monolingual model, so that for X ≠ EN the
+"BERT" rows are Gemma rows and the "M-BERT" rows would repeat them (:func:`plan`).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from biasbook import datafiles, validate
+from biasbook.chapters.ethnic_bias import data, parallel
+from biasbook.chapters.ethnic_bias.pipeline import CBResult, cb_scores
+from biasbook.mitigation import alignment, cda
+from biasbook.models import LanguageModel
+from biasbook.scoring import score_sentences
+
+VARIANTS = ("base", "ft", "cda", "rand", "align")
+LABELS = {"base": "no fine-tuning", "ft": "fine-tuned head", "cda": "CDA + fine-tuned head",
+          "rand": "random W + fine-tuned head", "align": "alignment W + fine-tuned head"}
+#: How a country name is matched in running text (cda.term_pattern): agglutinative languages keep
+#: their suffixes, Chinese has no word boundaries.
+BOUNDARIES = {"en": "word", "de": "word", "es": "word", "el": "word", "ko": "prefix",
+              "tr": "prefix", "ar": "prefix", "zh": "none"}
+#: The paper's row names for (model role, variant).
+PAPER_ROWS = {("multilingual", "base"): ("M-BERT", False), ("multilingual", "ft"): ("M-BERT", True),
+              ("monolingual", "base"): ("BERT", False), ("monolingual", "ft"): ("BERT", True),
+              ("monolingual", "cda"): ("BERT + CDA", True),
+              ("monolingual", "rand"): ("BERT + Rand. Alignment", True),
+              ("monolingual", "align"): ("BERT + Alignment", True)}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Head fine-tuning and anchors (the paper: lr 1e-4, batch 16, length 128, warm-up 1000,
+    2 epochs; anchors from the whole parallel corpus)."""
+
+    epochs: int = 2
+    lr: float = 1e-4
+    batch_size: int = 16
+    max_length: int = 128
+    warmup_steps: int = 0
+    train_sentences: int | None = None      # None: all of the source-language text
+    anchor_pairs: int | None = None         # parallel sentence pairs used (None: all)
+    max_anchors: int | None = None
+    max_per_pair: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What is measured before and after: the CB grid and the held-out text."""
+
+    templates: Sequence[int] | None = None
+    attributes: Sequence[str] | None = None
+    targets: Sequence[str] | None = None
+    heldout_sentences: int | None = None    # None: all held-out sentences
+    heldout_max_chars: int = 300            # longer sentences are left out (model-independent)
+
+
+@dataclass
+class Outcome:
+    """One measured model: its table row and its CB result (for distributions)."""
+
+    row: dict
+    result: CBResult
+    details: dict = field(default_factory=dict)
+
+
+def sample(texts: Sequence[str], n: int | None, seed: int) -> list[str]:
+    """``n`` texts drawn without replacement (``seed``), in their original order; all if None.
+
+    >>> sample(["a", "b", "c", "d"], 2, seed=0)
+    ['c', 'd']
+    """
+    texts = list(texts)
+    if n is None or n >= len(texts):
+        return texts
+    keep = np.sort(np.random.default_rng(seed).choice(len(texts), size=n, replace=False))
+    return [texts[i] for i in keep]
+
+
+def perplexity(lm: LanguageModel, texts: Sequence[str]) -> float:
+    """``exp`` of the mean negative log-likelihood per token of ``texts``: next-token for a
+    causal LM, pseudo-log-likelihood (every token masked in turn; Salazar et al. 2020) for a
+    masked LM."""
+    scores = score_sentences(lm, texts, "clm" if lm.kind == "causal" else "pll", progress=False)
+    return float(np.exp(-scores.sum.sum() / scores.n_tokens.sum()))
+
+
+def country_terms(language: str, targets: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Each target's name in ``language`` (English key -> [term]): what CDA rewrites."""
+    lang = data.language(language)
+    keys = data.target_keys() if targets is None else validate.word_list("targets", targets)
+    return {k: [lang.targets[k]["term"]] for k in keys}
+
+
+def counterfactual_text(texts: Sequence[str], language: str, *,
+                        targets: Sequence[str] | None = None, seed: int = 0) -> cda.Augmented:
+    """The fine-tuning text with its country names balanced (one-sided CDA)."""
+    return cda.balance_terms(texts, country_terms(language, targets),
+                             boundary=BOUNDARIES.get(language, "word"), seed=seed)
+
+
+def anchor_corpus(source_language: str, target_language: str) -> list[tuple[str, str]]:
+    """``(source sentence, target sentence)`` pairs: X→EN or EN→X over the mirrored corpus."""
+    if "en" not in (source_language, target_language) or source_language == target_language:
+        raise ValueError("alignment runs between English and another language, got "
+                         f"{source_language}->{target_language}")
+    other = target_language if source_language == "en" else source_language
+    pairs = parallel.parallel_pairs(other)
+    return [(e, x) for x, e in pairs] if source_language == "en" else pairs
+
+
+def alignment_matrix(source: LanguageModel, source_language: str, target: LanguageModel,
+                     target_language: str, recipe: Recipe) -> tuple[np.ndarray, dict]:
+    """Procrustes ``W`` from ``source`` (read in its language) to ``target``, and a summary of
+    the anchors (count, most frequent pairs)."""
+    pairs = sample(anchor_corpus(source_language, target_language), recipe.anchor_pairs,
+                   recipe.seed)
+    anchors = alignment.anchor_pairs(pairs, max_anchors=recipe.max_anchors,
+                                     max_per_pair=recipe.max_per_pair, seed=recipe.seed)
+    W = alignment.alignment_matrix(source, target, pairs, anchors)
+    return W, {"pairs": len(pairs), "anchors": len(anchors), "top": anchors.top_pairs(8)}
+
+
+def variant_model(variant: str, source: LanguageModel, language: str, recipe: Recipe, *,
+                  target: tuple[LanguageModel, str] | None = None,
+                  targets: Sequence[str] | None = None, progress: bool = True
+                  ) -> tuple[LanguageModel, dict]:
+    """The model of one variant (module notes) and what went into it."""
+    validate.choice("variant", variant, VARIANTS)
+    if variant == "base":
+        return source, {}
+    texts = sample(parallel.source_text(language, "train"), recipe.train_sentences, recipe.seed)
+    details: dict = {"train_sentences": len(texts)}
+    W = None
+    if variant == "cda":
+        augmented = counterfactual_text(texts, language, targets=targets, seed=recipe.seed)
+        texts = augmented.texts
+        details.update(mentions_before=int(sum(augmented.before.values())),
+                       rewritten=augmented.changed, spread_before=_spread(augmented.before),
+                       spread_after=augmented.spread)
+    elif variant == "rand":
+        W = alignment.random_orthogonal(alignment.hidden_size(source.model), recipe.seed)
+    elif variant == "align":
+        if target is None:
+            raise ValueError("variant 'align' needs the target model and its language")
+        W, details["anchors"] = alignment_matrix(source, language, target[0], target[1], recipe)
+    name = f"{source.name}+{variant}" + (f"->{target[1]}" if variant == "align" else "")
+    run = alignment.finetune_head(source, texts, W=W, name=f"{name}-{language}",
+                                  epochs=recipe.epochs, lr=recipe.lr,
+                                  batch_size=recipe.batch_size, max_length=recipe.max_length,
+                                  warmup_steps=recipe.warmup_steps, seed=recipe.seed,
+                                  progress=progress)
+    details["losses"] = [round(x, 4) for x in run.losses]
+    return run.lm, details
+
+
+def _spread(counts: Mapping[str, int]) -> int:
+    return max(counts.values()) - min(counts.values())
+
+
+def measure(lm: LanguageModel, language: str, evaluation: Evaluation,
+            progress: bool | None = None) -> tuple[CBResult, float]:
+    """CB score of ``lm`` in ``language`` and the perplexity of held-out text in it."""
+    result = cb_scores(lm, language, templates=evaluation.templates,
+                       attributes=evaluation.attributes, targets=evaluation.targets,
+                       progress=progress)
+    return result, perplexity(lm, heldout_text(language, evaluation))
+
+
+def heldout_text(language: str, evaluation: Evaluation) -> list[str]:
+    """The held-out sentences the perplexity is computed on (the same for every model)."""
+    fitting = [t for t in parallel.source_text(language, "heldout")
+               if len(t) <= evaluation.heldout_max_chars]
+    return sample(fitting, evaluation.heldout_sentences, 0)
+
+
+def paper_cb(direction: str, role: str, variant: str, language: str,
+             aligned_to: str | None = None) -> float | None:
+    """The paper's CB for a row: Table 2 (X→EN, X in DE ES KO TR ZH, scored in X), Table 8
+    (AR, EL) or Table 5 (EN→X, English scored; ``aligned_to`` X for the alignment rows).
+
+    >>> paper_cb("x->en", "monolingual", "align", "ko")
+    5.616
+    >>> paper_cb("en->x", "multilingual", "ft", "en")
+    0.558
+    >>> paper_cb("en->x", "monolingual", "align", "en", aligned_to="tr")
+    0.612
+    """
+    if (role, variant) not in PAPER_ROWS:
+        return None
+    name, tuned = PAPER_ROWS[(role, variant)]
+    tables = datafiles.paper_results(data.CHAPTER)["tables"]
+    if direction == "x->en":
+        table = tables["table8" if language in ("ar", "el") else "table2"]
+        if language not in table["columns"]:
+            return None
+        return next((row["values"][table["columns"].index(language)] for row in table["rows"]
+                     if row["model"] == name and row["fine_tuned"] == tuned), None)
+    name = "BERT + Rand." if variant == "rand" else name  # Table 5's spelling
+    wanted = (name, tuned, aligned_to if variant == "align" else None)
+    return next((row["cb"] for row in tables["table5"]["rows"]
+                 if (row["model"], row["fine_tuned"], row["aligned_to"]) == wanted), None)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One source model measured in one language under some variants."""
+
+    direction: str                        # "x->en" (Table 2/8) or "en->x" (Table 5)
+    language: str                         # the language scored and fine-tuned on
+    source: str                           # model name
+    role: str                             # "monolingual" or "multilingual" (the paper's rows)
+    variants: tuple[str, ...]
+    target: tuple[str, str] | None = None  # (model, language) that "align" maps onto
+    stand_in: bool = False                # the multilingual model doing a monolingual's job
+
+
+def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping[str, str],
+         multilingual: str | None, variants: Sequence[str],
+         multilingual_variants: Sequence[str] = ("base", "ft")) -> list[Step]:
+    """The runs of Tables 2/8 (``x_to_en`` languages) and 5 (``en_to_x``).
+
+    A language without a monolingual model gets the multilingual one in its place
+    (``stand_in``), and then no separate multilingual rows, which would repeat it. A language
+    without mirrored text keeps only ``base`` (nothing to fine-tune on or align with).
+
+    >>> [(s.language, s.source, s.variants, s.stand_in) for s in plan(
+    ...     ["ko"], [], monolingual={"en": "smollm2"}, multilingual="gemma",
+    ...     variants=["base", "align"])]
+    [('ko', 'gemma', ('base', 'align'), True)]
+    """
+    for v in [*variants, *multilingual_variants]:
+        validate.choice("variant", v, VARIANTS)
+    if "en" not in monolingual:
+        raise ValueError("the plan needs an English model: monolingual['en']")
+    english = monolingual["en"]
+    steps = []
+    for x in x_to_en:
+        data.language(x)  # a known language
+        usable = tuple(v for v in variants if v == "base" or parallel.has_corpus(x))
+        if x in monolingual:
+            steps.append(Step("x->en", x, monolingual[x], "monolingual", usable, (english, "en")))
+            if multilingual:
+                steps.append(Step("x->en", x, multilingual, "multilingual",
+                                  tuple(v for v in multilingual_variants if v in usable)))
+        elif multilingual:
+            steps.append(Step("x->en", x, multilingual, "monolingual", usable, (english, "en"),
+                              stand_in=True))
+    if en_to_x:
+        steps.append(Step("en->x", "en", english, "monolingual",
+                          tuple(v for v in variants if v != "align")))
+        if multilingual:
+            steps.append(Step("en->x", "en", multilingual, "multilingual",
+                              tuple(multilingual_variants)))
+        for x in en_to_x:
+            if "align" in variants and parallel.has_corpus(x):
+                steps.append(Step("en->x", "en", english, "monolingual", ("align",),
+                                  (monolingual.get(x, multilingual), x)))
+    return steps
+
+
+def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, recipe: Recipe,
+             evaluation: Evaluation, on_row: Callable[[Outcome], None] | None = None,
+             progress: bool = True) -> list[Outcome]:
+    """Run every step (:func:`run_variants`), loading each model once."""
+    loaded: dict[str, LanguageModel] = {}
+
+    def get(name: str) -> LanguageModel:
+        if name not in loaded:
+            loaded[name] = load(name)
+        return loaded[name]
+
+    outcomes = []
+    for step in steps:
+        target = (get(step.target[0]), step.target[1]) if step.target else None
+        for outcome in run_variants(get(step.source), step.language, step.variants,
+                                    direction=step.direction, role=step.role, recipe=recipe,
+                                    evaluation=evaluation, target=target, on_row=on_row,
+                                    progress=progress):
+            outcome.row["stand_in"] = step.stand_in
+            outcomes.append(outcome)
+    return outcomes
+
+
+def run_variants(source: LanguageModel, language: str, variants: Sequence[str], *,
+                 direction: str, role: str, recipe: Recipe, evaluation: Evaluation,
+                 target: tuple[LanguageModel, str] | None = None,
+                 on_row: Callable[[Outcome], None] | None = None, progress: bool = True
+                 ) -> list[Outcome]:
+    """Build and measure each variant of ``source`` (scored in ``language``), one at a time so
+    that only one fine-tuned copy is held in memory."""
+    validate.choice("direction", direction, ("x->en", "en->x"))
+    outcomes = []
+    for variant in variants:
+        lm, details = variant_model(variant, source, language, recipe, target=target,
+                                    targets=evaluation.targets, progress=progress)
+        result, ppl = measure(lm, language, evaluation, progress=progress)
+        aligned_to = target[1] if target and variant == "align" else None
+        row = {"direction": direction, "language": language, "model": source.name,
+               "role": role, "variant": variant, "method": LABELS[variant],
+               "aligned_to": aligned_to, "fine_tuned": variant != "base",
+               "cb": result.cb, "perplexity": ppl,
+               "paper_cb": paper_cb(direction, role, variant, language, aligned_to)}
+        outcome = Outcome(row, result, details)
+        outcomes.append(outcome)
+        if on_row is not None:
+            on_row(outcome)
+        del lm  # one fine-tuned copy at a time
+        gc.collect()
+    return outcomes
+
+
+def table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    """The outcomes as one table (Tables 2/5/8 form, with the quality column)."""
+    return pd.DataFrame([o.row for o in outcomes])
+
+
+def distributions(outcomes: Sequence[Outcome], attribute: str, template: int) -> pd.DataFrame:
+    """Scaled ``P'`` over targets for one attribute and template, one column per variant
+    (the paper's Figures 4 and 6)."""
+    return pd.DataFrame({f"{o.row['language']} {o.row['variant']}":
+                         o.result.distribution(attribute, template) for o in outcomes})

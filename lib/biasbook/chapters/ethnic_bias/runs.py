@@ -1,0 +1,60 @@
+"""Score every (model, language) pair a profile asks for, loading each model once.
+
+A profile names ``monolingual`` models (a mapping language -> model: the paper's monolingual
+BERTs, or SmolLM2 for English offline) and ``multilingual`` models (each scored in every
+language). :func:`score_all` returns ``(group, CBResult)`` pairs in a fixed order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from tqdm.auto import tqdm
+
+from biasbook import models
+from biasbook.chapters.ethnic_bias import data
+from biasbook.chapters.ethnic_bias.pipeline import CBResult, cb_scores
+
+
+def plan(languages: Sequence[str], monolingual: Mapping[str, str] | None,
+         multilingual: Sequence[str] | None) -> list[tuple[str, str, list[str]]]:
+    """``(group, model, languages)`` triples, one per model to load.
+
+    >>> plan(["en", "ko"], {"en": "smollm2-135m", "de": "x"}, ["gemma-3-270m"])
+    [('monolingual', 'smollm2-135m', ['en']), ('multilingual', 'gemma-3-270m', ['en', 'ko'])]
+    """
+    for code in languages:
+        data.language(code)  # an unknown code fails here, before any model loads
+    by_model: dict[str, list[str]] = {}
+    for code, name in (monolingual or {}).items():
+        if code in languages:
+            by_model.setdefault(name, []).append(code)
+    out = [("monolingual", name, codes) for name, codes in by_model.items()]
+    out += [("multilingual", name, list(languages)) for name in multilingual or []]
+    return out
+
+
+def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
+              multilingual: Sequence[str] | None, *, templates: Sequence[int] | None = None,
+              attributes: Sequence[str] | None = None, mode: str = "paper", ddof: int = 1,
+              on_model: Callable[[models.LanguageModel], None] | None = None
+              ) -> list[tuple[str, CBResult]]:
+    """CB results of every planned (model, language), on all 35 targets.
+
+    ``attributes`` None means all 75 (the 70 of A.2 and the 5 added ones); tables take the
+    subsets they need (:meth:`CBResult.subset`). ``on_model`` sees each loaded model (e.g.
+    ``Recorder.model``).
+    """
+    results = []
+    jobs = plan(languages, monolingual, multilingual)
+    attributes = data.attribute_keys(extra=True) if attributes is None else list(attributes)
+    for group, name, codes in jobs:
+        lm = models.load(name)
+        if on_model:
+            on_model(lm)
+        for code in tqdm(codes, desc=f"{name} languages"):
+            results.append((group, cb_scores(lm, code, targets=data.target_keys(extra=True),
+                                             attributes=attributes, templates=templates,
+                                             mode=mode, ddof=ddof)))
+        del lm
+    return results

@@ -1,0 +1,141 @@
+"""The chapter's tables: CB per language and model (Table 4), distributions over targets
+(Figures 1, 3, 5), Jensen-Shannon divergences between languages (Tables 3 and 9) and the
+sensitivity to the added targets and attributes (Table 7), with the paper's numbers beside ours.
+
+>>> paper_table4().query("language == 'ko'")[["group", "cb"]].to_dict("records")
+[{'group': 'monolingual', 'cb': 15.29}, {'group': 'multilingual', 'cb': 392.89}]
+>>> m = paper_table3("multilingual")
+>>> float(m.loc["en", "de"]), float(m.loc["de", "en"])
+(0.13, 0.13)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from biasbook import datafiles
+from biasbook.chapters.ethnic_bias import data
+from biasbook.chapters.ethnic_bias.pipeline import CBResult
+from biasbook.metrics import cb
+
+#: Table 7's four conditions: (name, with the 5 added attributes, with the 5 added targets).
+CONDITIONS = (("base", False, False), ("+5 attributes", True, False),
+              ("+5 targets", False, True), ("+5 attributes & 5 targets", True, True))
+
+
+def _paper() -> dict:
+    return datafiles.paper_results(data.CHAPTER)["tables"]
+
+
+def paper_table4() -> pd.DataFrame:
+    """Table 4 as rows: language, group (``monolingual``/``multilingual``), cb."""
+    rows = [{"language": lang, "group": group, "cb": value}
+            for lang, values in _paper()["table4"]["rows"].items()
+            for group, value in zip(("monolingual", "multilingual"), values, strict=True)]
+    return pd.DataFrame(rows)
+
+
+def paper_table3(group: str) -> pd.DataFrame:
+    """Table 3's ``monolingual`` or ``multilingual`` triangle as a symmetric language x language
+    frame (diagonal 0)."""
+    table = _paper()["table3"]
+    languages = table["languages"]
+    out = pd.DataFrame(0.0, index=languages, columns=languages)
+    for a, row in table[group].items():
+        for b, value in row.items():
+            out.loc[a, b] = out.loc[b, a] = value
+    return out
+
+
+def paper_table7() -> pd.DataFrame:
+    """Table 7 as rows: condition, model, language, cb."""
+    table = _paper()["table7"]
+    return pd.DataFrame([{"condition": r["condition"], "model": r["model"], "language": lang,
+                          "cb": v} for r in table["rows"]
+                         for lang, v in zip(table["columns"], r["values"], strict=True)])
+
+
+def base(result: CBResult) -> CBResult:
+    """The result on the targets and attributes of A.2 only (the five added ones dropped)."""
+    return result.subset(targets=[t for t in result.targets if t in data.target_keys()],
+                         attributes=[a for a in result.attributes if a in data.attribute_keys()])
+
+
+def cb_table(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
+    """One row per (group, result) on the base lists (:func:`base`): language, model, group, CB,
+    the paper's Table 4 value for that language and group, and the sizes scored."""
+    paper = paper_table4().set_index(["language", "group"])["cb"]
+    rows = []
+    for group, full in results:
+        r = base(full)
+        rows.append({"language": r.language, "model": r.model, "group": group, "cb": r.cb,
+                     "paper": paper.get((r.language, group), np.nan),
+                     "templates": len(r.templates), "attributes": len(r.attributes),
+                     "targets": len(r.targets)})
+    return pd.DataFrame(rows)
+
+
+def top_targets(result: CBResult, attribute: str, template: int, k: int = 3) -> pd.DataFrame:
+    """The ``k`` targets with the largest scaled ``P'`` for one (template, attribute)."""
+    dist = result.distribution(attribute, template).sort_values(ascending=False)
+    return pd.DataFrame({"rank": range(1, k + 1), "target": dist.index[:k],
+                         "scaled P'": dist.to_numpy()[:k]})
+
+
+def example_variance(result: CBResult, attribute: str, template: int) -> float:
+    """``Var_n log P'`` of one (template, attribute): the number the paper's Figure 3 prints
+    beside each language."""
+    t, a = result.templates.index(template), result.attributes.index(attribute)
+    return float(cb.target_variances(result.log_p_norm[t, a], ddof=result.ddof))
+
+
+def mean_jsd(first: CBResult, second: CBResult) -> float:
+    """Mean Jensen-Shannon divergence between two results' scaled ``P'`` distributions over their
+    common targets, over the (template id, attribute) pairs both have.
+
+    Template ids match templates of the same meaning across languages (Chinese has ids 1-5).
+    """
+    templates = [t for t in first.templates if t in second.templates]
+    attributes = [a for a in first.attributes if a in second.attributes]
+    targets = [n for n in first.targets if n in second.targets]
+    if not templates or not attributes or len(targets) < 2:
+        raise ValueError(f"{first.language}/{second.language}: no common templates, attributes "
+                         "or targets to compare")
+    p, q = (r.subset(templates=templates, attributes=attributes, targets=targets)
+            for r in (first, second))
+    return float(cb.jensen_shannon(cb.scaled_probabilities(p.log_p_norm),
+                                   cb.scaled_probabilities(q.log_p_norm)).mean())
+
+
+def jsd_matrix(results: Mapping[str, CBResult]) -> pd.DataFrame:
+    """Symmetric matrix of :func:`mean_jsd` between the results (keyed by language)."""
+    names = list(results)
+    out = pd.DataFrame(0.0, index=names, columns=names)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            out.loc[a, b] = out.loc[b, a] = mean_jsd(results[a], results[b])
+    return out
+
+
+def sensitivity(result: CBResult) -> pd.DataFrame:
+    """Table 7 form: the CB score on the result's base targets and attributes (those of the 30
+    and 70 of A.2 it holds) and with the added ones it holds; conditions that would add nothing
+    are left out. The causal prior is recomputed on each list.
+    """
+    base_targets = [t for t in result.targets if t in data.target_keys()]
+    base_attributes = [a for a in result.attributes if a in data.attribute_keys()]
+    rows = []
+    for name, more_attributes, more_targets in CONDITIONS:
+        targets = list(result.targets) if more_targets else base_targets
+        attributes = list(result.attributes) if more_attributes else base_attributes
+        if (more_targets and len(targets) == len(base_targets)) or (
+                more_attributes and len(attributes) == len(base_attributes)):
+            continue
+        part = result.subset(targets=targets, attributes=attributes)
+        rows.append({"condition": name, "language": result.language, "model": result.model,
+                     "cb": part.cb, "targets": len(part.targets),
+                     "attributes": len(part.attributes)})
+    return pd.DataFrame(rows)
