@@ -388,6 +388,22 @@ def volume_table(domain: str, *, per_region: int | None = 3, min_words: int = MI
     return table[columns].reset_index(drop=True)
 
 
+def domain_options(domain: str, *, countries_per_region: int | None = 3,
+                   un_years: Sequence[int] | None = None) -> dict:
+    """A profile's corpus settings as the options of one domain: ``per_region`` always,
+    ``years`` only for the UN debates (the other domains have no sessions).
+
+    >>> domain_options("tweets", un_years=[1970, 2016])
+    {'per_region': 3}
+    >>> domain_options("un-debates", un_years=[1970, 2016])
+    {'per_region': 3, 'years': (1970, 2016)}
+    """
+    options: dict = {"per_region": countries_per_region}
+    if domain == "un-debates" and un_years is not None:
+        options["years"] = tuple(un_years)
+    return options
+
+
 def regions(domain: str) -> list[str]:
     """The paper's regions that a domain covers (tweets have no Oceania city).
 

@@ -156,13 +156,43 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
     return frame[RESULT_COLUMNS + extra]
 
 
+#: The paper's Table 4 column each evaluation domain is compared with (tweets stand in for Reddit).
+PAPER_COLUMN = {"un-debates": "paper_un", "tweets": "paper_reddit"}
+
+
+def weat_by_domain(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]],
+                   **options) -> pd.DataFrame:
+    """:func:`region_weat` for every domain of ``vectors`` (domain -> region -> vectors),
+    stacked, with ``paper``: the Table 4 value of the domain's column (:data:`PAPER_COLUMN`)
+    where ``pairs`` carries it."""
+    frames = []
+    for domain, by_region in vectors.items():
+        frame = region_weat(pairs, by_region, domain=domain, **options)
+        column = PAPER_COLUMN.get(domain)
+        frame["paper"] = frame.get(column, np.nan)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def subword_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (domain, region): pairs, computable pairs, and the mean share of a test's words that
+    fastText had to build from character n-grams (words unseen in that region's text)."""
+    synthesised = results["synthesised"].fillna("").map(lambda s: len(s.split(", ")) if s else 0)
+    share = synthesised / (results["n_gender"] + results["n_topic"])
+    share = share.mask(results["reason"].str.contains("has no documents of"))  # no vectors
+    return (results.assign(synthesised_share=share)
+            .groupby(["domain", "region"], sort=False)
+            .agg(pairs=("rank", "size"), computable=("computable", "sum"),
+                 synthesised_share=("synthesised_share", "mean")).reset_index())
+
+
 def table4(results: pd.DataFrame) -> pd.DataFrame:
     """Table 4's layout: one row per (region, pair), one effect-size column per domain, the
     paper's Reddit and UN columns beside them when the pairs carried them."""
     index = ["region", "rank", "female_topic", "male_topic"]
     wide = results.set_index([*index, "domain"])["effect_size"].unstack("domain")
     wide.columns = [f"ours_{c}" for c in wide.columns]
-    paper = [c for c in results if c.startswith("paper_")]
+    paper = [c for c in results if c.startswith("paper_")]  # not the per-domain "paper"
     if paper:
         wide = wide.join(results.groupby(index, sort=False)[paper].first())
     wide = wide.reset_index()
@@ -241,3 +271,14 @@ def keybert_pairs(pairs: pd.DataFrame, documents: Mapping[str, pd.DataFrame], *,
             words.append(keybert_words(texts, top_n=top_n, **options))
         out[f"{side}_words"] = words
     return out
+
+
+def agreement(results: pd.DataFrame) -> pd.DataFrame:
+    """Per domain, over the pairs with both numbers: ``pairs``, ``same_sign`` (share whose sign
+    matches the paper's) and ``pearson`` (correlation with the paper's effect sizes)."""
+    both = results.dropna(subset=["effect_size", "paper"])
+    rows = [{"domain": domain, "pairs": len(g),
+             "same_sign": float((np.sign(g["effect_size"]) == np.sign(g["paper"])).mean()),
+             "pearson": float(g["effect_size"].corr(g["paper"])) if len(g) > 2 else np.nan}
+            for domain, g in both.groupby("domain", sort=False)]
+    return pd.DataFrame(rows, columns=["domain", "pairs", "same_sign", "pearson"])

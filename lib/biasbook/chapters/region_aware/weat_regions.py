@@ -107,3 +107,26 @@ def oov_table(table: pd.DataFrame) -> pd.DataFrame:
     rows = table.loc[table["n_oov"] > 0, ["domain", "region", "test", "n_oov", "oov",
                                           "computable"]]
     return rows.reset_index(drop=True)
+
+
+def weat_by_domain(vectors: Mapping[str, Mapping[str, object]], **options) -> pd.DataFrame:
+    """:func:`weat_table` for every domain of ``vectors`` (domain -> region -> vectors), stacked.
+    """
+    return pd.concat([weat_table(by_region, domain=domain, **options)
+                      for domain, by_region in vectors.items()], ignore_index=True)
+
+
+def paper_matrix() -> pd.DataFrame:
+    """Table 7's effect sizes as a test x region matrix (the paper's tests, in its order)."""
+    data = _paper_table7()
+    return pd.DataFrame({test: {r: v[r]["effect_size"] for r in corpora.REGIONS}
+                         for test, v in data.items()}).T
+
+
+def computable_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (domain, region): tests run, tests computable, and the median share of OOV words."""
+    sizes = {name: sum(len(getattr(t, s)) for s in "xyab") for name, t in caliskan_tests().items()}
+    oov_share = table["n_oov"] / table["test"].map(sizes)
+    return (table.assign(oov_share=oov_share).groupby(["domain", "region"], sort=False)
+            .agg(tests=("test", "size"), computable=("computable", "sum"),
+                 median_oov_share=("oov_share", "median")).reset_index())
