@@ -1,0 +1,220 @@
+"""Tables 1-5 of the paper for Original / BIRM / CDS, medians and spread over seeds, beside the
+paper's numbers; and the external check of Caliskan's tests on pretrained vectors.
+
+Every method is evaluated on the same words: WEAT sets and RIPA words are cut to the vocabulary
+all compared vectors share (the cut words are listed), and the semantic benchmarks score only the
+items all of them can answer, so that a difference between methods is never a difference in
+vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from biasbook import datafiles
+from biasbook.embeddings import benchmarks, vectors, wordsets
+from biasbook.metrics import ripa, weat
+
+from .pipeline import LABELS
+
+CHAPTER = "indirect-stereotypes"
+PAPER_METHOD = {"original": "partial_original", "birm": "partial_proposed", "cds": "partial_cds"}
+
+
+def paper() -> dict:
+    """``data/indirect-stereotypes/paper_results.yml``."""
+    return datafiles.paper_results(CHAPTER)
+
+
+def common_vocabulary(kvs: Iterable) -> set[str]:
+    """Words every ``KeyedVectors`` in ``kvs`` has."""
+    kvs = list(kvs)
+    common = set(kvs[0].key_to_index)
+    for kv in kvs[1:]:
+        common &= set(kv.key_to_index)
+    return common
+
+
+def paper_tests() -> dict[str, wordsets.WeatTest]:
+    """The paper's nine WEAT tests (Tables 2-4), lowercased."""
+    return wordsets.load("indirect-stereotypes")
+
+
+def shared_vectors(kvs: Mapping) -> dict:
+    """Each ``KeyedVectors`` of ``kvs`` cut to the words all of them have (same keys)."""
+    vocab = common_vocabulary(kvs.values())
+    out = {}
+    for key, kv in kvs.items():
+        words = [w for w in kv.index_to_key if w in vocab]
+        out[key] = vectors.from_arrays(words, kv[words])
+    return out
+
+
+def weat_runs(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, object] | None = None,
+              **options) -> pd.DataFrame:
+    """One row per (method, seed, test): WEAT on the words all ``kvs`` share (a word another
+    method lacks counts as out of vocabulary for every method)."""
+    tests = paper_tests() if tests is None else tests
+    frames = [weat.run_tests(kv, tests, **options).assign(method=method, seed=seed)
+              for (method, seed), kv in shared_vectors(kvs).items()]
+    out = pd.concat(frames, ignore_index=True)
+    out["group"] = out["test"].map({n: t.group for n, t in tests.items()})
+    out["title"] = out["test"].map({n: t.title for n, t in tests.items()})
+    return out
+
+
+def weat_table(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
+    """Tables 2-4: per test and method the median effect size and p-value over seeds, their
+    range, and the paper's values (partial corpus) beside them."""
+    numbers = paper()["weat"] if numbers is None else numbers
+    col = {m: numbers["columns"].index(PAPER_METHOD[m]) for m in PAPER_METHOD}
+    runs = runs.copy()
+    runs.loc[~runs["computable"], ["effect_size", "p_value"]] = np.nan
+    runs["order"] = runs["test"].map({t: i for i, t in enumerate(dict.fromkeys(runs["test"]))})
+    runs["method_order"] = runs["method"].map({m: i for i, m in enumerate(LABELS)})
+    runs = runs.sort_values(["order", "method_order", "seed"], kind="stable")
+    g = runs.groupby(["group", "test", "title", "method"], sort=False)
+    table = g.agg(effect_median=("effect_size", "median"), effect_min=("effect_size", "min"),
+                  effect_max=("effect_size", "max"), p_median=("p_value", "median"),
+                  runs=("effect_size", "count")).reset_index()
+    table["paper_effect"] = [numbers["effect_size"][t][col[m]]
+                             for t, m in zip(table["test"], table["method"], strict=True)]
+    table["paper_p"] = [numbers["p_value"][t][col[m]]
+                        for t, m in zip(table["test"], table["method"], strict=True)]
+    table["method"] = table["method"].map(LABELS)
+    return table
+
+
+def benchmark_runs(kvs: Mapping[tuple[str, int], object], names: list[str] | None = None,
+                   **options) -> pd.DataFrame:
+    """One row per (method, seed, benchmark), on the items all ``kvs`` can answer."""
+    vocab = common_vocabulary(kvs.values())
+    frames = [benchmarks.evaluate(kv, names, vocabulary=vocab, **options)
+              .assign(method=method, seed=seed) for (method, seed), kv in kvs.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def table1(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
+    """Table 1: relative change (%) of the median score of BIRM and of CDS vs Original."""
+    numbers = paper()["table1"] if numbers is None else numbers
+    med = runs.groupby(["benchmark", "task", "method"], sort=False)["score"].median()
+    med = med.unstack("method")
+    out = pd.DataFrame(index=med.index)
+    for method in ("birm", "cds"):
+        if method in med:
+            change = 100 * (med[method] - med["original"]) / med["original"].abs()
+            out[f"{LABELS[method]} (ours, %)"] = change.where(med["original"] != 0)
+    cols = numbers["columns"]
+    for label, key in (("BIRM (paper, %)", "partial_proposed"), ("CDS (paper, %)", "partial_cds")):
+        out[label] = [numbers["rows"].get(b, [None] * 3)[cols.index(key)]
+                      for b in out.index.get_level_values("benchmark")]
+    out["Original score (median)"] = med["original"]
+    return out.reset_index()
+
+
+def ripa_runs(kvs: Mapping[tuple[str, int], object], tests: Mapping | None = None
+              ) -> pd.DataFrame:
+    """RIPA of the direct tests' target words (Appendix C, without Einstein and Shakespeare)
+    with the (feminine, masculine) pairs of those tests, on the shared vocabulary."""
+    tests = paper_tests() if tests is None else tests
+    direct = {n: t for n, t in tests.items() if t.group == "direct"}
+    shared = shared_vectors(kvs)
+    vocab = common_vocabulary(shared.values())
+    pairs = [p for p in wordsets.gendered_pairs(direct) if p[0] in vocab and p[1] in vocab]
+    words = []
+    for t in direct.values():
+        targets = ("a", "b") if t.gendered.get("masculine") in ("x", "y") else ("x", "y")
+        words += [w for side in targets for w in getattr(t, side)
+                  if w not in words and w not in ("einstein", "shakespeare")]
+    out = pd.concat([ripa.ripa(kv, words, pairs).assign(method=method, seed=seed)
+                     for (method, seed), kv in shared.items()], ignore_index=True)
+    out.attrs["pairs"] = pairs
+    return out
+
+
+def table5(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
+    """Table 5: median RIPA per word and method (positive = feminine), with the paper's."""
+    numbers = paper()["table5"] if numbers is None else numbers
+    med = runs[~runs["oov"]].groupby(["word", "method"], sort=False)["ripa"].median()
+    med = med.unstack("method")
+    out = pd.DataFrame(index=med.index)
+    cols = numbers["columns"]
+    for method in ("original", "birm", "cds"):
+        if method in med:
+            out[f"{LABELS[method]} (ours)"] = med[method]
+        out[f"{LABELS[method]} (paper)"] = [
+            (numbers["rows"].get(w) or [None] * 5)[cols.index(PAPER_METHOD[method])]
+            for w in out.index]
+    return out.reset_index()
+
+
+def mean_abs_change(table: pd.DataFrame, before: str, after: str) -> float:
+    """Mean |score| after minus mean |score| before (negative: less gendered)."""
+    ok = table[[before, after]].dropna()
+    return float(np.abs(ok[after]).mean() - np.abs(ok[before]).mean())
+
+
+def external_check(kvs: Mapping[str, object], lowercase: Mapping[str, bool] | None = None,
+                   **options) -> pd.DataFrame:
+    """Caliskan et al.'s ten WEAT tests on pretrained vectors (lowercased for the names in
+    ``lowercase`` that map to true), with their published effect sizes (GloVe 840B) beside."""
+    lowercase = lowercase or {}
+    frames = []
+    for name, kv in kvs.items():
+        tests = wordsets.load("caliskan", lowercase=lowercase.get(name, False))
+        df = weat.run_tests(kv, tests, **options)
+        df["title"] = df["test"].map({n: t.title for n, t in tests.items()})
+        frames.append(df.assign(vectors=name))
+    return pd.concat(frames, ignore_index=True)
+
+
+def pair_table(original, modified, pairs: Iterable[tuple[str, str]]) -> pd.DataFrame:
+    """Counts of word pairs before and after BIRM, with the parts near X, Y and X∩Y."""
+    idx = original.index()
+    rows = []
+    for a, b in pairs:
+        if a not in idx or b not in idx:
+            rows.append({"pair": f"{a}–{b}", "note": "not in the vocabulary"})
+            continue
+        before = original.value(a, b)
+        after = modified.value(a, b) if a in modified.index() and b in modified.index() \
+            else float("nan")
+        rows.append({"pair": f"{a}–{b}", "count": before, "near X": original.value(a, b, "x"),
+                     "near Y": original.value(a, b, "y"),
+                     "near X∩Y": original.value(a, b, "xy"), "after BIRM": after,
+                     "factor": after / before if before else float("nan"), "note": ""})
+    return pd.DataFrame(rows)
+
+
+def matrix_summary(mats: Mapping) -> pd.DataFrame:
+    """Vocabulary, non-zeros, tokens and total mass of each method's matrix."""
+    return pd.DataFrame([{"method": LABELS[m], "words": len(x), "non-zeros": x.nnz,
+                          "tokens counted": x.params["n_tokens"],
+                          "total pair weight": float(x.total.sum())} for m, x in mats.items()])
+
+
+def record_weat(rec, table: pd.DataFrame) -> None:
+    """Each computable median effect size and p-value, with the paper's, into the notebook record.
+    """
+    for _, r in table.dropna(subset=["effect_median"]).iterrows():
+        labels = {"test": r["test"], "method": r["method"], "group": r["group"]}
+        paper_effect = None if pd.isna(r["paper_effect"]) else float(r["paper_effect"])
+        paper_p = None if pd.isna(r["paper_p"]) else float(r["paper_p"])
+        rec.metric("weat_effect_size_median", float(r["effect_median"]), paper=paper_effect,
+                   **labels)
+        rec.metric("weat_p_value_median", float(r["p_median"]), paper=paper_p, **labels)
+
+
+def record_table1(rec, table: pd.DataFrame) -> None:
+    """Relative changes of Table 1 with the paper's, where both are defined."""
+    for _, r in table.iterrows():
+        for method in ("birm", "cds"):
+            ours = r.get(f"{LABELS[method]} (ours, %)")
+            theirs = r.get(f"{'BIRM' if method == 'birm' else 'CDS'} (paper, %)")
+            if ours is not None and np.isfinite(ours):
+                rec.metric("semantic_relative_change_pct", float(ours),
+                           paper=None if theirs is None or pd.isna(theirs) else float(theirs),
+                           benchmark=r["benchmark"], method=LABELS[method])
