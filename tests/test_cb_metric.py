@@ -90,6 +90,7 @@ def test_jensen_shannon_against_scipy_and_its_bounds():
     (lambda: cb.normalized_log_probability([0.0, np.nan], [0.0, 0.0]), "non-finite"),
     (lambda: cb.categorical_bias([[0.3]]), "more than 1 target"),
     (lambda: cb.attribute_mean_prior([0.1, 0.2]), "attribute axis"),
+    (lambda: cb.attribute_mean_prior([[0.1, 0.2]]), "at least 2 attributes"),
     (lambda: cb.jensen_shannon([0.5, 0.5], [1.0]), "same shape"),
     (lambda: cb.jensen_shannon([1.5, -0.5], [0.5, 0.5]), "non-negative"),
 ])

@@ -6,7 +6,7 @@ import torch
 
 from biasbook import models, testing
 from biasbook.chapters.ethnic_bias import data
-from biasbook.chapters.ethnic_bias.pipeline import cb_scores
+from biasbook.chapters.ethnic_bias.pipeline import cb_scores, target_token_counts
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "private_cache")
 
@@ -184,3 +184,8 @@ def test_frames_render_the_attribute_core():
     f = data.frame(data.language("en"), 6, "Spy")
     assert f.text == "Spies are from {}." and f.text[f.start:f.end] == "Spies"
     assert f.masked("[MASK]") == "[MASK] are from {}."
+
+
+def test_target_token_counts_read_the_slot_in_context(lms):
+    counts = target_token_counts(lms["bert"], "en", 2, TARGETS)
+    assert counts.to_dict() == {"Iraq": 4, "Japan": 5, "North Korea": 10}

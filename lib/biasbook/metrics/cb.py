@@ -74,8 +74,11 @@ def attribute_mean_prior(log_p_target, *, attribute_axis: int = -2) -> np.ndarra
     logp = _finite("log_p_target", log_p_target)
     if logp.ndim < 2:
         raise ValueError("log_p_target needs an attribute axis and a target axis")
-    logp = logp - logsumexp(logp, axis=-1, keepdims=True)
     n = logp.shape[attribute_axis]
+    if n < 2:
+        raise ValueError("the attribute-mean prior needs at least 2 attributes: with one, every "
+                         "P' is 1 and the CB score 0 whatever the model")
+    logp = logp - logsumexp(logp, axis=-1, keepdims=True)
     return logsumexp(logp, axis=attribute_axis, keepdims=True) - np.log(n)
 
 

@@ -5,6 +5,11 @@
   suffixes)
 - :mod:`~biasbook.chapters.ethnic_bias.pipeline`  :func:`cb_scores` -> :class:`CBResult`, the
   entry point (also for the mitigation notebook)
+- :mod:`~biasbook.chapters.ethnic_bias.runs`      every (model, language) of a profile
+- :mod:`~biasbook.chapters.ethnic_bias.tables`    Tables 3, 4, 7 and the distributions, with the
+  paper's numbers
+- :mod:`~biasbook.chapters.ethnic_bias.figures`   distribution grids and JSD heat maps
+- :mod:`~biasbook.chapters.ethnic_bias.mitigation` multilingual, CDA and alignment mitigation
 
 The metric itself is :mod:`biasbook.metrics.cb`.
 """

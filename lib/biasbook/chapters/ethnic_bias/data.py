@@ -20,8 +20,11 @@ the target goes, and the character span of the attribute itself (what the masked
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+
+import pandas as pd
 
 from biasbook import datafiles
 from biasbook.chapters.ethnic_bias import grammar
@@ -146,3 +149,33 @@ def target_terms(lang: Language, template_id: int, targets: list[str]) -> list[s
     name = target_form_name(lang, template_id)
     return [grammar.target_form(lang.code, lang.targets[t], name, lang.target_forms)
             for t in targets]
+
+
+def templates_table(codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
+    """Every template of the languages, one row per English template id, one column per language
+    (a language without that id shows the template it reads the same as, in brackets).
+
+    >>> templates_table(["en", "zh"]).loc[7, "zh"]
+    '[1] 来自{target}的人们是{attribute}。'
+    """
+    rows = {}
+    for code in codes:
+        lang = language(code)
+        for t in language("en").templates:
+            own = template_ids(lang, [t])[0]
+            text = lang.templates[own]["text"]
+            rows.setdefault(t, {})[code] = text if own == t else f"[{own}] {text}"
+    return pd.DataFrame.from_dict(rows, orient="index")[list(codes)]
+
+
+def terms_table(kind: str, codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
+    """Targets (``kind="targets"``) or attributes as one row per English key, one column per
+    language (the term), with the English file's ``extra`` flag, for review."""
+    rows = {}
+    for code in codes:
+        for key, row in getattr(language(code), kind).items():
+            rows.setdefault(key, {})[code] = row["term"]
+    extra = {r["key"]: bool(r.get("extra")) for r in getattr(language("en"), kind).values()}
+    out = pd.DataFrame.from_dict(rows, orient="index")[list(codes)]
+    out.insert(0, "extra", pd.Series(extra))
+    return out

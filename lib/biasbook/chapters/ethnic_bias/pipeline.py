@@ -252,3 +252,20 @@ def _mask_count(lm: LanguageModel, lang: data.Language, frame: data.Frame, attri
         raise ValueError(f"{lm.name}: attribute {attribute!r} has no tokens in "
                          f"{frame.text!r}")
     return count
+
+
+def target_token_counts(lm: LanguageModel, language: str, template: int,
+                        targets: Sequence[str] | None = None) -> pd.Series:
+    """How many tokens each target takes in the slot of ``template`` (filled with the first
+    attribute), by English key: the ``k`` of the multi-token rule."""
+    lang = data.language(language)
+    template = data.template_ids(lang, [template])[0]
+    targets = _keys("targets", targets, data.target_keys(extra=True), lang.targets)
+    text = data.frame(lang, template, next(iter(lang.attributes))).text
+    start = text.index("{}")
+    counts = {}
+    for key, term in zip(targets, data.target_terms(lang, template, targets), strict=True):
+        offsets = lm.tokenizer(text.replace("{}", term), return_offsets_mapping=True,
+                               add_special_tokens=False)["offset_mapping"]
+        counts[key] = sum(1 for a, b in offsets if a < start + len(term) and b > start)
+    return pd.Series(counts, name="tokens")

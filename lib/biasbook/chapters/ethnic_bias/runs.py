@@ -37,13 +37,14 @@ def plan(languages: Sequence[str], monolingual: Mapping[str, str] | None,
 def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
               multilingual: Sequence[str] | None, *, templates: Sequence[int] | None = None,
               attributes: Sequence[str] | None = None, mode: str = "paper", ddof: int = 1,
-              on_model: Callable[[models.LanguageModel], None] | None = None
+              on_model: Callable[[models.LanguageModel], None] | None = None,
+              on_result: Callable[[models.LanguageModel, CBResult], None] | None = None
               ) -> list[tuple[str, CBResult]]:
     """CB results of every planned (model, language), on all 35 targets.
 
     ``attributes`` None means all 75 (the 70 of A.2 and the 5 added ones); tables take the
     subsets they need (:meth:`CBResult.subset`). ``on_model`` sees each loaded model (e.g.
-    ``Recorder.model``).
+    ``Recorder.model``), ``on_result`` each result with its model (while it is loaded).
     """
     results = []
     jobs = plan(languages, monolingual, multilingual)
@@ -53,8 +54,10 @@ def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
         if on_model:
             on_model(lm)
         for code in tqdm(codes, desc=f"{name} languages"):
-            results.append((group, cb_scores(lm, code, targets=data.target_keys(extra=True),
-                                             attributes=attributes, templates=templates,
-                                             mode=mode, ddof=ddof)))
+            result = cb_scores(lm, code, targets=data.target_keys(extra=True),
+                               attributes=attributes, templates=templates, mode=mode, ddof=ddof)
+            if on_result:
+                on_result(lm, result)
+            results.append((group, result))
         del lm
     return results

@@ -31,10 +31,17 @@ def _paper() -> dict:
 
 
 def paper_table4() -> pd.DataFrame:
-    """Table 4 as rows: language, group (``monolingual``/``multilingual``), cb."""
-    rows = [{"language": lang, "group": group, "cb": value}
-            for lang, values in _paper()["table4"]["rows"].items()
+    """Table 4 as rows: language, group (``monolingual``/``multilingual``), cb, table; Arabic and
+    Greek from Table 8's rows without fine-tuning (BERT and M-BERT), which Table 4 lacks."""
+    paper = _paper()
+    rows = [{"language": lang, "group": group, "cb": value, "table": "table4"}
+            for lang, values in paper["table4"]["rows"].items()
             for group, value in zip(("monolingual", "multilingual"), values, strict=True)]
+    groups = {"BERT": "monolingual", "M-BERT": "multilingual"}
+    t8 = paper["table8"]
+    rows += [{"language": lang, "group": groups[r["model"]], "cb": value, "table": "table8"}
+             for r in t8["rows"] if r["model"] in groups and not r["fine_tuned"]
+             for lang, value in zip(t8["columns"], r["values"], strict=True)]
     return pd.DataFrame(rows)
 
 
@@ -75,6 +82,48 @@ def cb_table(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
                      "paper": paper.get((r.language, group), np.nan),
                      "templates": len(r.templates), "attributes": len(r.attributes),
                      "targets": len(r.targets)})
+    return pd.DataFrame(rows)
+
+
+def per_template(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
+    """CB score of every result on each of its templates alone (base lists)."""
+    rows = [{"language": r.language, "model": r.model, "group": group, "template": t,
+             "cb": base(r).subset(templates=[t]).cb}
+            for group, r in results for t in r.templates]
+    return pd.DataFrame(rows)
+
+
+def attribute_variances(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
+    """``Var_n log P'`` averaged over templates, per (model, language, attribute), base targets:
+    which attributes carry a language's CB score."""
+    frames = []
+    for group, r in results:
+        v = base(r).variances.groupby("attribute", sort=False)["variance"].mean()
+        frames.append(v.rename("variance").reset_index().assign(
+            language=r.language, model=r.model, group=group))
+    return pd.concat(frames, ignore_index=True)
+
+
+def token_effect(results: Iterable[tuple[str, CBResult]],
+                 tokens: Mapping[tuple[str, str], pd.Series]) -> pd.DataFrame:
+    """Does a country's token count predict its scores? Per (model, language), on the base
+    lists: Spearman correlation of the token count with ``log p_tgt`` and with ``log P'`` (each
+    averaged over templates and attributes); NaN where every country has the same count.
+    ``tokens`` maps (model, language) to token counts by target key."""
+    from scipy.stats import spearmanr
+
+    rows = []
+    for group, full in results:
+        r = base(full)
+        counts = tokens[(r.model, r.language)].reindex(list(r.targets)).to_numpy()
+        constant = len(set(counts.tolist())) < 2
+        row = {"model": r.model, "language": r.language, "group": group,
+               "tokens min": int(counts.min()), "tokens max": int(counts.max())}
+        for name, values in (("log p_tgt", r.log_p_target), ("log P'", r.log_p_norm)):
+            per_target = values.mean(axis=(0, 1))
+            row[f"spearman(tokens, {name})"] = (
+                np.nan if constant else spearmanr(counts, per_target).statistic)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -139,3 +188,16 @@ def sensitivity(result: CBResult) -> pd.DataFrame:
                      "cb": part.cb, "targets": len(part.targets),
                      "attributes": len(part.attributes)})
     return pd.DataFrame(rows)
+
+
+def relative_change(frame: pd.DataFrame) -> pd.DataFrame:
+    """A Table 7 frame (condition, model, language, cb) with ``change``: the CB score relative
+    to the same model and language on the base lists, minus 1.
+
+    >>> relative_change(paper_table7()).query("model == 'BERT' and language == 'es' and "
+    ...                                       "condition == '+5 targets'")["change"].round(3).item()
+    2.132
+    """
+    base_cb = frame[frame["condition"] == "base"].set_index(["model", "language"])["cb"]
+    keys = pd.MultiIndex.from_frame(frame[["model", "language"]])
+    return frame.assign(change=frame["cb"].to_numpy() / base_cb.reindex(keys).to_numpy() - 1)

@@ -1,0 +1,55 @@
+"""The chapter's figures: distributions over targets per language (Figures 1, 3, 5) and
+Jensen-Shannon heat maps (Table 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from biasbook.chapters.ethnic_bias import data, tables
+from biasbook.chapters.ethnic_bias.pipeline import CBResult
+
+
+def distribution_grid(results: Mapping[str, CBResult], attribute: str, template: int, *,
+                      k: int = 3, ncols: int = 4) -> plt.Figure:
+    """One bar chart per language: ``P'`` scaled to sum 1 over the 30 targets of A.2, the top
+    ``k`` in colour and listed in the title with the (template, attribute) variance, as the
+    paper's Figure 3 prints the CB score of each example."""
+    n = len(results)
+    nrows = int(np.ceil(n / ncols))
+    fig, axes = plt.subplots(nrows, min(n, ncols), figsize=(4.2 * min(n, ncols), 3.4 * nrows),
+                             squeeze=False, sharey=True)
+    for ax, (code, full) in zip(axes.flat, results.items(), strict=False):
+        r = tables.base(full)
+        own = data.template_ids(data.language(r.language), [template])[0]
+        dist = r.distribution(attribute, own)
+        top = dist.sort_values(ascending=False).index[:k]
+        colours = ["C3" if t in top else "C0" for t in dist.index]
+        ax.bar(range(len(dist)), dist.to_numpy(), color=colours)
+        ax.set_xticks(range(len(dist)), dist.index, rotation=90, fontsize=6)
+        variance = tables.example_variance(r, attribute, own)
+        ax.set_title(f"{code} ({variance:.2f}): " + ", ".join(top), fontsize=8)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    axes[0, 0].set_ylabel("scaled P'")
+    fig.suptitle(f"{attribute!r}, template {template}; in brackets Var log P'", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def jsd_heatmaps(matrices: Mapping[str, pd.DataFrame]) -> plt.Figure:
+    """Side-by-side heat maps of language x language JSD matrices, on one colour scale
+    (0 to ln 2)."""
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(matrices), figsize=(4.6 * len(matrices), 4), squeeze=False)
+    for ax, (title, matrix) in zip(axes[0], matrices.items(), strict=True):
+        mask = np.eye(len(matrix), dtype=bool)
+        sns.heatmap(matrix, ax=ax, vmin=0, vmax=np.log(2), cmap="rocket_r", annot=True,
+                    fmt=".2f", mask=mask, square=True, cbar=False, annot_kws={"fontsize": 7})
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
