@@ -58,6 +58,10 @@ def test_match_dimensions_pads_a_narrow_target_and_projects_a_wide_one_losslessl
     assert narrow.shape == (40, 3)
     # An isometry of the span: norms and inner products are kept.
     np.testing.assert_allclose(narrow @ narrow.T, wide @ wide.T, atol=1e-9)
+    few = rng.normal(size=(4, 7))  # fewer anchors than dimensions
+    assert al.match_dimensions(few, 5).shape == (4, 5)
+    np.testing.assert_allclose(al.match_dimensions(few, 5) @ al.match_dimensions(few, 5).T,
+                               few @ few.T, atol=1e-9)
 
 
 def test_random_orthogonal_is_orthogonal_and_seeded():
@@ -106,6 +110,9 @@ def test_anchor_pairs_keep_one_to_one_word_links_with_their_spans():
     capped = al.anchor_pairs(pairs, max_per_pair=2, cache=False)
     assert max(c for _, _, c in capped.top_pairs(1)) == 2
     assert len(al.anchor_pairs(pairs, max_anchors=7, cache=False)) == 7
+    few = al.anchor_pairs(pairs, sentences=2, cache=False)
+    assert len(set(few.sentence.tolist())) == 2
+    assert len(few) == sum(len(pairs[k][0].split()) - 1 for k in set(few.sentence.tolist()))
 
 
 def test_anchor_pairs_drop_words_linked_to_two_words():
@@ -157,6 +164,8 @@ def test_word_vectors_of_a_causal_model_read_after_the_bos_token(gpt2, tok):
 def test_word_vectors_name_a_word_without_tokens(bert):
     with pytest.raises(ValueError, match="has no token"):
         al.word_vectors(bert, ["a cat"], [[(1, 1)]], cache=False)
+    with pytest.raises(ValueError, match="more than tiny-bert reads"):
+        al.word_vectors(bert, ["a cat " * 40], [[(0, 1)]], cache=False)
 
 
 def test_alignment_matrix_maps_a_model_onto_itself_as_the_identity(bert):
@@ -318,6 +327,19 @@ def test_head_finetuning_resumes_after_an_interruption_and_reuses_a_finished_run
     assert resumed.lm.fingerprint == fresh.lm.fingerprint
     monkeypatch.setattr(al, "_head_epoch", lambda *a, **k: pytest.fail("retrained"))
     assert al.finetune_head(gpt2, TEXTS, **recipe).lm.fingerprint == fresh.lm.fingerprint
+
+
+def test_derived_fingerprint_tracks_w_and_the_head(gpt2):
+    runs = [al.finetune_head(gpt2, TEXTS[:8], W=W, epochs=1, lr=1e-2, cache=False,
+                             progress=False)
+            for W in (al.random_orthogonal(16, seed=1), al.random_orthogonal(16, seed=1),
+                      al.random_orthogonal(16, seed=2), None)]
+    prints = [r.lm.fingerprint for r in runs]
+    assert prints[0] == prints[1] and len(set(prints)) == 3
+    head = runs[0].lm.model.transformer.ln_f[2]
+    with torch.no_grad():
+        head.bias.add_(1.0)
+    assert al.derived_fingerprint(gpt2, runs[0].lm.model, runs[0].trainable) != prints[0]
 
 
 def test_head_finetuning_rejects_an_empty_corpus(gpt2):

@@ -16,7 +16,8 @@ BROKEN = r"""<html><body><h1>Eq</h1>
 <p>inline <span class="math notranslate nohighlight">\(x^2\)</span> and a stray $$z$$.</p>
 </body></html>"""
 FINE = r"""<html><body>
-<div class="math notranslate nohighlight" id="e">\begin{equation}x \tag{4}\end{equation}</div>
+<div class="math notranslate nohighlight" id="e"><span class="eqno">(4)<a class="headerlink"
+href="#e">#</a></span>\[\begin{equation}x \tag{4}\end{equation}\]</div>
 <div class="math notranslate nohighlight">\[\begin{split}a &amp;= b \\ c &amp;= d\end{split}\]</div>
 <pre>$$ code is not math $$</pre>
 </body></html>"""

@@ -152,3 +152,23 @@ def test_geowac_is_read_from_the_users_file_and_missing_offline(tmp_path, monkey
         assert sorted(len(v) for v in docs.values()) == [1, 6]
     finally:
         corpora._geowac_frame.cache_clear()
+
+
+def test_table_helpers_in_the_papers_forms():
+    from biasbook.chapters.region_aware import tables
+
+    table5 = tables.paper_table5()
+    assert len(table5) == 15 and table5.groupby("region").size().eq(3).all()
+    assert table5.set_index("country").loc["Canada", "examples"] == 7965736
+    options = {"tweets": corpora.domain_options("tweets")}
+    cover = tables.selection_coverage(options).set_index("region")
+    full = corpora.volume_table("tweets", all_sources=True)
+    asia = full[full["region"] == "Asia"]
+    assert cover.loc["Asia", "countries"] == 4 == len(asia)
+    assert cover.loc["Asia", "selected"] == asia["examples"].head(3).sum()
+    assert cover.loc["Asia", "share_selected"] == pytest.approx(
+        asia["examples"].head(3).sum() / asia["examples"].sum())
+    assert cover.loc["Europe", "share_selected"] == 1.0
+    fm = tables.fm_table(options).set_index("region")
+    assert (fm["total"] == fm["female"] + fm["male"]).all()
+    assert fm.loc["Africa", "paper_female_share"] == pytest.approx(20153 / 57895)

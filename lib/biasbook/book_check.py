@@ -71,6 +71,8 @@ def page_math(html: str) -> list[Math]:
     """Every equation Sphinx wrote into a page (elements of class ``math``)."""
     found = []
     for element in _soup(html).select(".math"):
+        for number in element.select(".eqno"):  # Sphinx's "(3)" and its permalink: HTML
+            number.decompose()
         tex = element.get_text().strip()
         for left, right in _DELIMITERS:
             if tex.startswith(left) and tex.endswith(right):

@@ -43,6 +43,7 @@ True
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections import Counter
@@ -54,8 +55,9 @@ import numpy as np
 import torch
 
 from biasbook import store, validate
-from biasbook.models import LanguageModel, fingerprint
+from biasbook.models import LanguageModel
 from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
+from biasbook.scoring.sentences import context_length
 
 #: Bump when anchors, vectors or the head-training recipe change, so that caches are not reused.
 ALIGNMENT_VERSION = 1
@@ -152,16 +154,19 @@ class Anchors:
         return [(s, t, c) for (s, t), c in counts.most_common(n)]
 
 
-def anchor_pairs(pairs: Sequence[tuple[str, str]], *, max_anchors: int | None = None,
-                 max_per_pair: int | None = None, iterations: int = 5,
+def anchor_pairs(pairs: Sequence[tuple[str, str]], *, sentences: int | None = None,
+                 max_anchors: int | None = None, max_per_pair: int | None = None,
+                 iterations: int = 5,
                  heuristic: str = "grow-diag-final-and", seed: int = 0,
                  cache: bool = True) -> Anchors:
     """Anchors from a parallel corpus of ``(source sentence, target sentence)`` pairs.
 
     Words are :func:`word_spans`, lower-cased for the aligner. Kept: one-to-one links between
-    words that contain a letter. ``max_per_pair`` caps the occurrences of one (source word,
-    target word) pair (frequent function words would otherwise dominate ``W``), ``max_anchors``
-    the total; both keep a random subset (``seed``). Cached by content.
+    words that contain a letter. The aligner learns from every pair, but anchors come from at
+    most ``sentences`` of them (each sentence costs a forward pass later); ``max_per_pair`` caps
+    the occurrences of one (source word, target word) pair (frequent function words would
+    otherwise dominate ``W``), ``max_anchors`` the total. Subsets are random (``seed``). Cached by
+    content.
 
     >>> pairs = [("das haus ist klein", "the house is small"),
     ...          ("das buch ist gross", "the book is big")] * 4
@@ -170,8 +175,8 @@ def anchor_pairs(pairs: Sequence[tuple[str, str]], *, max_anchors: int | None = 
     (32, [('das', 'the', 8), ('ist', 'is', 8)])
     """
     pairs = [(str(s), str(t)) for s, t in pairs]
-    options = dict(max_anchors=max_anchors, max_per_pair=max_per_pair, iterations=iterations,
-                   heuristic=heuristic, seed=seed)
+    options = dict(sentences=sentences, max_anchors=max_anchors, max_per_pair=max_per_pair,
+                   iterations=iterations, heuristic=heuristic, seed=seed)
 
     def compute() -> dict:
         spans = [(word_spans(s), word_spans(t)) for s, t in pairs]
@@ -185,7 +190,12 @@ def anchor_pairs(pairs: Sequence[tuple[str, str]], *, max_anchors: int | None = 
             n_src, n_trg = Counter(i for i, _ in links), Counter(j for _, j in links)
             found += [(k, i, j) for i, j in links if n_src[i] == 1 and n_trg[j] == 1
                       and _is_word(src[k][i]) and _is_word(trg[k][j])]
-        order = np.random.default_rng(seed).permutation(len(found))
+        rng = np.random.default_rng(seed)
+        if sentences is not None:
+            linked = sorted({k for k, _, _ in found})
+            chosen = set(rng.permutation(linked)[:sentences].tolist())
+            found = [f for f in found if f[0] in chosen]
+        order = rng.permutation(len(found))
         per_pair: Counter = Counter()
         kept = []
         for idx in order:
@@ -253,6 +263,11 @@ def _batch_vectors(lm: LanguageModel, texts: list[str], spans: list[list[tuple[i
     prefix = list(lm.prefix_ids)
     ids = [prefix + list(x) for x in enc["input_ids"]]
     offsets = [[(0, 0)] * len(prefix) + [tuple(o) for o in x] for x in enc["offset_mapping"]]
+    limit = context_length(lm)
+    for text, x in zip(texts, ids, strict=True):
+        if limit and len(x) > limit:
+            raise ValueError(f"{text[:60]!r}... has {len(x)} tokens, more than {lm.name} reads "
+                             f"({limit}): leave such sentences out of the anchors")
     body = getattr(lm.model, "base_model", lm.model)
     states = body(input_ids=pad(ids, 0, lm.device),
                   attention_mask=lengths_mask([len(x) for x in ids], max(map(len, ids)),
@@ -311,6 +326,7 @@ def match_dimensions(Y: np.ndarray, d: int) -> np.ndarray:
     A narrower target is zero-padded (W then rotates the source space so that its first ``d_y``
     coordinates match the target's). A wider one is projected onto its ``d`` leading (uncentred)
     right singular vectors, the ``d``-dimensional subspace that keeps most of the anchors' energy.
+    (With fewer anchors than ``d``, ``W`` is not determined on the directions no anchor spans.)
 
     >>> match_dimensions(np.ones((3, 2)), 4).tolist()[0]
     [1.0, 1.0, 0.0, 0.0]
@@ -320,7 +336,7 @@ def match_dimensions(Y: np.ndarray, d: int) -> np.ndarray:
         return Y
     if Y.shape[1] < d:
         return np.hstack([Y, np.zeros((len(Y), d - Y.shape[1]))])
-    _, _, Vt = np.linalg.svd(Y, full_matrices=False)
+    _, _, Vt = np.linalg.svd(Y, full_matrices=True)  # fewer anchors than d: pad the basis
     return Y @ Vt[:d].T
 
 
@@ -366,7 +382,8 @@ def _identity_affine(d: int) -> torch.nn.Linear:
     return affine
 
 
-def _hidden_size(model: torch.nn.Module) -> int:
+def hidden_size(model: torch.nn.Module) -> int:
+    """The width of the hidden states that the output head reads."""
     config = model.config.get_text_config()
     for name in ("hidden_size", "n_embd", "dim", "d_model"):
         if getattr(config, name, None):
@@ -382,7 +399,7 @@ def insert_alignment(model: torch.nn.Module, kind: str, W: np.ndarray | None = N
     body = model.base_model
     if body is model:
         raise ValueError(f"{type(model).__name__} has no separate body and output head")
-    d = _hidden_size(model)
+    d = hidden_size(model)
     if W is not None and np.shape(W) != (d, d):
         raise ValueError(f"W must be {d} x {d} for this model, got {np.shape(W)}")
     first = next(model.parameters())
@@ -508,7 +525,7 @@ def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | No
     if cache and (folder / "head.safetensors").exists():
         _load_head(model, load_file(str(folder / "head.safetensors")), trainable)
         losses = json.loads((folder / "run.json").read_text())["losses"]
-        return HeadRun(_wrap(lm, model, label), losses, trainable, folder)
+        return HeadRun(_wrap(lm, model, label, trainable), losses, trainable, folder)
 
     optimiser = torch.optim.Adam([params[n] for n in trainable], lr=lr, eps=1e-8)
     steps_per_epoch = -(-len(sequences) // batch_size)
@@ -542,7 +559,8 @@ def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | No
         with store.atomic_file(folder / "head.safetensors") as tmp:
             save_file({n: params[n].detach().cpu().contiguous() for n in trainable}, str(tmp))
         (folder / "state.pt").unlink(missing_ok=True)
-    return HeadRun(_wrap(lm, model, label), losses, trainable, folder if cache else None)
+    return HeadRun(_wrap(lm, model, label, trainable), losses, trainable,
+                   folder if cache else None)
 
 
 def _head_epoch(lm: LanguageModel, model: torch.nn.Module, sequences: list[list[int]],
@@ -614,10 +632,26 @@ def _load_head(model: torch.nn.Module, tensors: dict[str, torch.Tensor],
             params[n].copy_(value.to(params[n].device))
 
 
-def _wrap(lm: LanguageModel, model: torch.nn.Module, label: str) -> LanguageModel:
+def _wrap(lm: LanguageModel, model: torch.nn.Module, label: str,
+          trainable: list[str]) -> LanguageModel:
     for p in model.parameters():
         p.requires_grad_(False)
     model.eval()
     return LanguageModel(name=label, model=model, tokenizer=lm.tokenizer, kind=lm.kind,
-                         fingerprint=fingerprint(model), prefix_ids=lm.prefix_ids,
+                         fingerprint=derived_fingerprint(lm, model, trainable),
+                         prefix_ids=lm.prefix_ids,
                          notes=[*lm.notes, f"output head fine-tuned ({label})"])
+
+
+def derived_fingerprint(lm: LanguageModel, model: torch.nn.Module, trainable: list[str]) -> str:
+    """The fingerprint of ``model``, a copy of ``lm``'s with :func:`insert_alignment` applied and
+    only ``trainable`` changed: sha256 over ``lm``'s fingerprint, the state's key layout, ``W``
+    and the trained tensors. It identifies the weights as :func:`biasbook.models.fingerprint`
+    does, without hashing the frozen body again (seconds for a few hundred million weights)."""
+    state = model.state_dict()
+    fixed = [f"{n}.weight" for n, m in model.named_modules() if isinstance(m, FixedLinear)]
+    digest = hashlib.sha256(json.dumps([lm.fingerprint, sorted(state)]).encode())
+    for key in sorted({*trainable, *fixed}):
+        digest.update(key.encode())
+        digest.update(state[key].detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()

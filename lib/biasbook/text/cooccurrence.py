@@ -1,4 +1,9 @@
-"""Co-occurrence of words with gendered words (Bordia & Bowman 2019, section 3.3.1).
+"""Windowed co-occurrence counts: of words with gendered words (Bordia & Bowman 2019, section
+3.3.1: :func:`count_cooccurrences`), and word–context matrices for GloVe with the statistics of
+BIRM (the indirect-stereotypes paper, section 4: :func:`word_context_matrix`). Both share one
+vectorised kernel, :func:`_offset_pairs`, and one streaming encoder, :func:`_encode`.
+
+**Counts with gendered words.**
 
 ``c(w, g)`` sums, over every token of a gendered word of class ``g`` (male or female) and every
 token of ``w`` at distance ``d >= 1`` from it inside the same document, a weight ``weight(d)``:

@@ -68,7 +68,9 @@ class Recipe:
     max_length: int = 128
     warmup_steps: int = 0
     train_sentences: int | None = None      # None: all of the source-language text
-    anchor_pairs: int | None = None         # parallel sentence pairs used (None: all)
+    anchor_pairs: int | None = None         # sentence pairs the aligner learns from (None: all)
+    anchor_sentences: int | None = None     # of which anchors are taken from (None: all)
+    anchor_max_chars: int = 200             # longer sentence pairs are left out
     max_anchors: int | None = None
     max_per_pair: int | None = None
     seed: int = 0
@@ -110,8 +112,10 @@ def sample(texts: Sequence[str], n: int | None, seed: int) -> list[str]:
 def perplexity(lm: LanguageModel, texts: Sequence[str]) -> float:
     """``exp`` of the mean negative log-likelihood per token of ``texts``: next-token for a
     causal LM, pseudo-log-likelihood (every token masked in turn; Salazar et al. 2020) for a
-    masked LM."""
-    scores = score_sentences(lm, texts, "clm" if lm.kind == "causal" else "pll", progress=False)
+    masked LM. A WordPiece model's unknown token is scored like any token (with a warning naming
+    the sentences); byte-level tokenizers have none."""
+    scores = score_sentences(lm, texts, "clm" if lm.kind == "causal" else "pll", progress=False,
+                             unknown="report")
     return float(np.exp(-scores.sum.sum() / scores.n_tokens.sum()))
 
 
@@ -139,16 +143,27 @@ def anchor_corpus(source_language: str, target_language: str) -> list[tuple[str,
     return [(e, x) for x, e in pairs] if source_language == "en" else pairs
 
 
+def anchors_for(source_language: str, target_language: str, recipe: Recipe
+                ) -> tuple[list[tuple[str, str]], alignment.Anchors]:
+    """The parallel sentence pairs (source, target) the aligner learns from, and the anchors
+    taken from them under ``recipe`` (cached by content)."""
+    fitting = [(s, t) for s, t in anchor_corpus(source_language, target_language)
+               if max(len(s), len(t)) <= recipe.anchor_max_chars]
+    pairs = sample(fitting, recipe.anchor_pairs, recipe.seed)
+    anchors = alignment.anchor_pairs(pairs, sentences=recipe.anchor_sentences,
+                                     max_anchors=recipe.max_anchors,
+                                     max_per_pair=recipe.max_per_pair, seed=recipe.seed)
+    return pairs, anchors
+
+
 def alignment_matrix(source: LanguageModel, source_language: str, target: LanguageModel,
                      target_language: str, recipe: Recipe) -> tuple[np.ndarray, dict]:
     """Procrustes ``W`` from ``source`` (read in its language) to ``target``, and a summary of
-    the anchors (count, most frequent pairs)."""
-    pairs = sample(anchor_corpus(source_language, target_language), recipe.anchor_pairs,
-                   recipe.seed)
-    anchors = alignment.anchor_pairs(pairs, max_anchors=recipe.max_anchors,
-                                     max_per_pair=recipe.max_per_pair, seed=recipe.seed)
+    the anchors (pairs, sentences, count, most frequent word pairs)."""
+    pairs, anchors = anchors_for(source_language, target_language, recipe)
     W = alignment.alignment_matrix(source, target, pairs, anchors)
-    return W, {"pairs": len(pairs), "anchors": len(anchors), "top": anchors.top_pairs(8)}
+    return W, {"pairs": len(pairs), "sentences": len(set(anchors.sentence.tolist())),
+               "anchors": len(anchors), "top": anchors.top_pairs(8)}
 
 
 def variant_model(variant: str, source: LanguageModel, language: str, recipe: Recipe, *,
@@ -247,8 +262,11 @@ class Step:
 
 def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping[str, str],
          multilingual: str | None, variants: Sequence[str],
+         en_to_x_variants: Sequence[str] | None = None,
          multilingual_variants: Sequence[str] = ("base", "ft")) -> list[Step]:
-    """The runs of Tables 2/8 (``x_to_en`` languages) and 5 (``en_to_x``).
+    """The runs of Tables 2/8 (``x_to_en`` languages, ``variants``) and 5 (``en_to_x``,
+    ``en_to_x_variants``, default the same); the multilingual model gets
+    ``multilingual_variants``.
 
     A language without a monolingual model gets the multilingual one in its place
     (``stand_in``), and then no separate multilingual rows, which would repeat it. A language
@@ -259,7 +277,8 @@ def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping
     ...     variants=["base", "align"])]
     [('ko', 'gemma', ('base', 'align'), True)]
     """
-    for v in [*variants, *multilingual_variants]:
+    en_to_x_variants = variants if en_to_x_variants is None else en_to_x_variants
+    for v in [*variants, *en_to_x_variants, *multilingual_variants]:
         validate.choice("variant", v, VARIANTS)
     if "en" not in monolingual:
         raise ValueError("the plan needs an English model: monolingual['en']")
@@ -278,15 +297,15 @@ def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping
                               stand_in=True))
     if en_to_x:
         steps.append(Step("en->x", "en", english, "monolingual",
-                          tuple(v for v in variants if v != "align")))
+                          tuple(v for v in en_to_x_variants if v != "align")))
         if multilingual:
             steps.append(Step("en->x", "en", multilingual, "multilingual",
                               tuple(multilingual_variants)))
         for x in en_to_x:
-            if "align" in variants and parallel.has_corpus(x):
+            if "align" in en_to_x_variants and parallel.has_corpus(x):
                 steps.append(Step("en->x", "en", english, "monolingual", ("align",),
                                   (monolingual.get(x, multilingual), x)))
-    return steps
+    return [s for s in steps if s.variants]
 
 
 def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, recipe: Recipe,
@@ -338,6 +357,38 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
         del lm  # one fine-tuned copy at a time
         gc.collect()
     return outcomes
+
+
+def steps_table(steps: Sequence[Step]) -> pd.DataFrame:
+    """The plan, one row per step."""
+    return pd.DataFrame([{"direction": s.direction, "scored in": s.language, "model": s.source,
+                          "as": s.role + (" (stand-in)" if s.stand_in else ""),
+                          "variants": ", ".join(s.variants),
+                          "aligned to": "" if s.target is None else "{} ({})".format(*s.target)}
+                         for s in steps])
+
+
+def recorder(rec) -> Callable[[Outcome], None]:
+    """An ``on_row`` callback that records each row's CB score (with the paper's) and perplexity
+    in a :class:`biasbook.results.Recorder`."""
+    def record(outcome: Outcome) -> None:
+        r = outcome.row
+        labels = {k: r[k] for k in ("direction", "language", "model", "variant", "aligned_to")}
+        rec.metric("cb", r["cb"], paper=r["paper_cb"], **labels)
+        rec.metric("perplexity", r["perplexity"], **labels)
+    return record
+
+
+def details_table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    """What went into each fine-tuned row: sentences, losses, CDA counts, anchors."""
+    rows = []
+    for o in outcomes:
+        if o.details:
+            anchors = o.details.get("anchors", {})
+            rows.append({**{k: o.row[k] for k in ("direction", "language", "model", "variant")},
+                         **{k: v for k, v in o.details.items() if k != "anchors"},
+                         **{f"anchor {k}": v for k, v in anchors.items() if k != "top"}})
+    return pd.DataFrame(rows)
 
 
 def table(outcomes: Sequence[Outcome]) -> pd.DataFrame:

@@ -95,11 +95,14 @@ def table7(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def effect_matrix(table: pd.DataFrame, *, value: str = "effect_size") -> pd.DataFrame:
-    """Test x (domain, region) matrix of one column (for a heat map or Table 1's layout)."""
+    """Test x (domain, region) matrix of one column (for a heat map or Table 1's layout); tests in
+    Table 7's order, then those the paper does not report."""
     frame = table.assign(column=table["domain"] + " / " + table["region"])
     wide = frame.pivot(index="test", columns="column", values=value)
-    return wide.loc[[t for t in table["test"].drop_duplicates()],
-                    list(frame["column"].drop_duplicates())]
+    tests = list(table["test"].drop_duplicates())
+    order = [t for t in _paper_table7() if t in tests] + [t for t in tests
+                                                          if t not in _paper_table7()]
+    return wide.loc[order, list(frame["column"].drop_duplicates())]
 
 
 def oov_table(table: pd.DataFrame) -> pd.DataFrame:

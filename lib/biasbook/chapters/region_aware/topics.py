@@ -1,0 +1,544 @@
+"""Gender-aligned topics per region and F-M topic pairs (Borah et al. 2024, Secs. 4.1-4.2).
+
+**Topics (Sec. 4.1, Appendix L.1).** Per region, BERTopic (Grootendorst 2022) clusters the F- and
+M-aligned examples of :mod:`.gendered` together: all-MiniLM-L6-v2 sentence embeddings (offline,
+through :class:`biasbook.training.classifiers.SentenceEncoder`, cached per text), UMAP to five
+dimensions and HDBSCAN, BERTopic's defaults except for fixed seeds; c-TF-IDF gives the top 10
+words of a topic (``top_n_words=10``; English stop words removed).
+The paper sets ``min_topic_size=100`` for about 60,000 examples per region; the stand-in corpora
+have a few thousand, so the size is scaled to the data: ``max(min_topic_floor,
+round(min_topic_fraction * n))``.
+
+**Alignment (Sec. 4.1).** HDBSCAN's soft clustering gives every example a topic distribution
+(``calculate_probabilities=True``); the examples that "dominantly belong" to topic :math:`t` are
+those BERTopic assigns to it (outliers, topic -1, belong to none). Of its :math:`n` examples,
+:math:`m` are F-aligned:
+
+.. math:: p_{Ft} = \\frac{1}{m}\\sum_{k=1}^{m} p_{i_k t}, \\qquad
+          p_{Mt} = \\frac{1}{n-m}\\sum_{k=m+1}^{n} p_{i_k t},
+
+and the topic is an F topic if :math:`p_{Ft} > p_{Mt}`, an M topic if smaller (:func:`alignment`;
+an empty group counts as probability 0, an exact tie is neither). This rule ignores *how many* F
+and M examples a topic has; the table also gives ``gender_by_share`` (F if the topic's share of
+F examples exceeds the region's), which the chapter compares, and ``alignment="share"`` makes it
+the rule that decides.
+
+**Coherence.** Topics are ranked within each gender by u_mass coherence (Mimno et al. 2011) over
+the region's examples (gensim ``CoherenceModel``, :func:`umass`): for the top words
+:math:`w_1..w_N`,
+
+.. math:: C = \\frac{2}{N(N-1)} \\sum_{i=2}^{N}\\sum_{j<i}
+          \\log\\frac{D(w_i, w_j) + \\epsilon}{D(w_j)}
+
+with :math:`D` document frequencies and gensim's :math:`\\epsilon = 10^{-12}` (Mimno et al. add
+1 and sum instead of averaging; the ranking of topics with ten words each is the same).
+
+**Labels (Appendix H, L.2).** The top ``label_top`` topics of each gender get a label from a local
+instruct model through BERTopic's ``TextGeneration`` representation model, with the paper's
+three-part Llama 2 prompt (``data/region-aware/prompts.yml``) rendered by the model's chat
+template; greedy decoding, repetition penalty 1.1 as in L.2. Every topic also has a keyword label
+(its top three c-TF-IDF words); :attr:`name` is the LLM label where there is one.
+
+**Topic pairs (Sec. 4.2).** A topic's embedding is the mean embedding of its top 10 words (each
+word embedded alone; the paper used stsb-bert-large, we use the same all-MiniLM-L6-v2). An F topic
+:math:`F` and an M topic :math:`M` form a pair if
+:math:`|\\cos(E_F, E_{she}) - \\cos(E_M, E_{he})| < 0.01` "and/or"
+:math:`|\\cos(E_F, E_{he}) - \\cos(E_M, E_{she})| < 0.01` (:func:`pair_distances`;
+``condition="or"`` reads "and/or" as an inclusive or, the default; ``"and"`` needs both). The
+candidates are the 10 most coherent topics of each gender and the top five pairs by mean
+coherence are kept (Table 3); ``nearest=True`` fills a region that has fewer passing pairs with
+its nearest failing ones, flagged ``passes=False``.
+
+>>> d_same, d_cross = pair_distances([[1.0, 0.0]], [[0.0, 1.0]], she=[1.0, 0.0], he=[0.0, 1.0])
+>>> float(d_same[0, 0]), float(d_cross[0, 0])
+(0.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import version
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from biasbook import datafiles, models, store, validate
+from biasbook.chapters.region_aware import chat, corpora, gendered
+
+TOPICS_VERSION = 2  # bump when the fit, alignment, coherence or labelling below changes
+CONDITIONS = ("or", "and")
+ALIGNMENTS = ("probability", "share")
+PAIR_COLUMNS = ["region", "rank", "female_topic", "male_topic", "female_words", "male_words",
+                "distance", "passes", "d_same", "d_cross", "coherence", "female_id", "male_id"]
+ENCODER = "all-minilm-l6-v2"
+#: Packages whose version keys the cached topics.
+_DISTRIBUTIONS = ("bertopic", "umap-learn", "hdbscan", "scikit-learn", "gensim", "transformers")
+
+
+@dataclass(frozen=True)
+class TopicSettings:
+    """Everything that decides the topics of a region (the profile's ``topic_settings``)."""
+
+    domain: str = "un-debates"
+    regions: tuple[str, ...] | None = None       # None: every region the domain has
+    docs_per_region: int | None = 1500           # aligned examples per region (None: all)
+    rule: str = "exclusive"                      # gendered.RULES
+    alignment: str = "probability"               # ALIGNMENTS: which rule sets a topic's gender
+    seed: int = 0
+    min_topic_size: int | None = None            # None: scaled to the data
+    min_topic_fraction: float = 0.01
+    min_topic_floor: int = 10
+    top_n_words: int = 10
+    umap_neighbors: int = 15
+    umap_components: int = 5
+    max_length: int = 128                        # encoder tokens per example
+    label_model: str | None = "smollm2-135m"     # None: keyword labels only
+    label_top: int = 5                           # LLM labels for the top topics of each gender
+    label_docs: int = 4                          # representative examples in the prompt
+    label_doc_words: int = 30                    # each cut to this many words
+    label_tokens: int = 16                       # new tokens per label
+
+    def __post_init__(self):
+        validate.choice("rule", self.rule, gendered.RULES)
+        validate.choice("alignment", self.alignment, ALIGNMENTS)
+        if self.regions is not None:
+            object.__setattr__(self, "regions",
+                               tuple(validate.word_list("regions", self.regions)))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping | None) -> TopicSettings:
+        """Settings from a profile mapping; an unknown key is an error that lists the valid ones.
+
+        >>> TopicSettings.from_mapping({"docs_per_region": 200}).docs_per_region
+        200
+        >>> TopicSettings.from_mapping({"doc_per_region": 200})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown topic setting(s) ['doc_per_region']; valid: domain, regions, ...
+        """
+        values = dict(values or {})
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ValueError(f"unknown topic setting(s) {unknown}; valid: {', '.join(names)}")
+        return cls(**values)
+
+    def topic_size(self, n_docs: int) -> int:
+        """``min_topic_size`` for ``n_docs`` examples.
+
+        >>> TopicSettings().topic_size(1500), TopicSettings().topic_size(300)
+        (15, 10)
+        """
+        if self.min_topic_size is not None:
+            return self.min_topic_size
+        return max(self.min_topic_floor, round(self.min_topic_fraction * n_docs))
+
+
+@dataclass
+class RegionTopics:
+    """The topics of one region.
+
+    ``table``: one row per topic (outliers excluded): ``topic``, ``size``, ``n_female``,
+    ``n_male``, ``p_female``, ``p_male``, ``gender`` (F, M or "" for a tie, by the settings'
+    ``alignment`` rule), ``gender_by_probability``, ``share_female``, ``gender_by_share``,
+    ``coherence``, ``rank`` (by coherence within its gender, 1 = best),
+    ``words`` (top words), ``keywords``, ``llm_label``, ``name``.
+    ``documents``: the region's examples with ``group``, ``topic`` (-1: outlier), ``probability``.
+    """
+
+    region: str
+    table: pd.DataFrame
+    documents: pd.DataFrame
+    min_topic_size: int
+    key: str
+
+    def top(self, gender: str, k: int | None = None) -> pd.DataFrame:
+        """The ``k`` most coherent topics of ``gender`` (``"F"`` or ``"M"``), best first."""
+        validate.choice("gender", gender, gendered.GROUPS)
+        rows = self.table[self.table["gender"] == gender].sort_values("rank")
+        return rows if k is None else rows.head(k)
+
+
+# --------------------------------------------------------------------------- pure functions
+
+
+def alignment(topics: Sequence[int], probabilities: Sequence[float], groups: Sequence[str]
+              ) -> pd.DataFrame:
+    """Per topic (outliers, -1, excluded): ``size``, ``n_female``, ``n_male``, ``p_female``,
+    ``p_male`` (mean probability of the topic over its F / M examples; 0 for an empty group),
+    ``gender_by_probability`` (Sec. 4.1's rule; "" on a tie), ``share_female`` and
+    ``gender_by_share`` (F if ``share_female`` exceeds the share of F examples of all of them).
+
+    >>> t = alignment([0, 0, 0, 1, -1], [0.9, 0.5, 0.4, 1.0, 0.1], ["F", "M", "M", "M", "F"])
+    >>> t.drop(columns=["size", "n_male", "share_female"]).values.tolist()
+    [[0, 1, 0.9, 0.45, 'F', 'M'], [1, 0, 0.0, 1.0, 'M', 'M']]
+
+    (Topic 0 is an F topic by the paper's rule, though only a third of its examples are F, less
+    than the region's two fifths.)
+    """
+    frame = pd.DataFrame({"topic": np.asarray(topics, dtype=int),
+                          "p": np.asarray(probabilities, dtype=float),
+                          "group": validate.word_list("groups", groups)})
+    if len(frame) != len(probabilities):
+        raise ValueError("topics, probabilities and groups must have the same length")
+    bad = sorted(set(frame["group"]) - set(gendered.GROUPS))
+    if bad:
+        raise ValueError(f"groups must be 'F' or 'M', got {bad}")
+    overall_female = float((frame["group"] == "F").mean())
+    rows = []
+    for topic, part in frame[frame["topic"] >= 0].groupby("topic"):
+        female, male = part[part["group"] == "F"], part[part["group"] == "M"]
+        p_female = float(female["p"].mean()) if len(female) else 0.0
+        p_male = float(male["p"].mean()) if len(male) else 0.0
+        share = len(female) / len(part)
+        rows.append({"topic": int(topic), "size": len(part), "n_female": len(female),
+                     "n_male": len(male), "p_female": p_female, "p_male": p_male,
+                     "gender_by_probability": _sign(p_female - p_male), "share_female": share,
+                     "gender_by_share": _sign(share - overall_female)})
+    columns = ["topic", "size", "n_female", "n_male", "p_female", "p_male",
+               "gender_by_probability", "share_female", "gender_by_share"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _sign(difference: float) -> str:
+    return "F" if difference > 0 else "M" if difference < 0 else ""
+
+
+def umass(topic_words: Sequence[Sequence[str]], documents: Sequence[Sequence[str]]
+          ) -> list[float]:
+    """u_mass coherence of each topic's word list over tokenized ``documents`` (gensim).
+
+    Words that no document contains are an error (their coherence is undefined).
+
+    >>> docs = [["a", "b"], ["a", "c"], ["b", "c"], ["a", "b", "c"]]
+    >>> round(umass([["a", "b"]], docs)[0], 6) == round(float(np.log(2 / 3)), 6)
+    True
+    """
+    from gensim.corpora import Dictionary
+    from gensim.models.coherencemodel import CoherenceModel
+
+    dictionary = Dictionary(documents)
+    missing = sorted({w for words in topic_words for w in words} - set(dictionary.token2id))
+    if missing:
+        raise ValueError(f"topic words absent from every document: {missing[:10]}")
+    corpus = [dictionary.doc2bow(doc) for doc in documents]
+    model = CoherenceModel(topics=[list(w) for w in topic_words], corpus=corpus,
+                           dictionary=dictionary, coherence="u_mass",
+                           topn=max(len(w) for w in topic_words))
+    return [float(c) for c in model.get_coherence_per_topic()]
+
+
+def pair_distances(female: np.ndarray, male: np.ndarray, *, she: np.ndarray, he: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``d_same[i, j] = |cos(F_i, she) - cos(M_j, he)|`` and
+    ``d_cross[i, j] = |cos(F_i, he) - cos(M_j, she)|`` for topic embeddings ``female`` (rows)
+    and ``male`` (rows)."""
+    female, male = np.atleast_2d(np.asarray(female, float)), np.atleast_2d(np.asarray(male, float))
+    she, he = np.asarray(she, float), np.asarray(he, float)
+
+    def cos(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(v)
+        if np.any(norms == 0):
+            raise ValueError("a zero vector has no cosine similarity")
+        return rows @ v / norms
+
+    d_same = np.abs(cos(female, she)[:, None] - cos(male, he)[None, :])
+    d_cross = np.abs(cos(female, he)[:, None] - cos(male, she)[None, :])
+    return d_same, d_cross
+
+
+def clean_label(text: str, max_words: int = 10) -> str:
+    """A generated label as a short name: first non-empty line, no quotes, markup or ``Label:``.
+
+    >>> clean_label('  **Label:** "Football and sports fans."\\nThe topic is about ...')
+    'Football and sports fans'
+    """
+    line = next((s for s in text.splitlines() if s.strip()), "")
+    line = re.sub(r"^\W*(topic\s+)?label\W*:\W*", "", line.strip(), flags=re.I)
+    line = line.strip(" *\"'`.#-:")
+    return " ".join(line.split()[:max_words])
+
+
+# --------------------------------------------------------------------------- models
+
+
+@cache
+def _model(name: str) -> models.LanguageModel:
+    return models.load(name, device="cpu")
+
+
+def encoder(max_length: int = 128):
+    """The offline all-MiniLM-L6-v2 sentence encoder (embeddings cached per text)."""
+    from biasbook.training.classifiers import SentenceEncoder
+
+    return SentenceEncoder(_model(ENCODER), max_length=max_length)
+
+
+def _label_prompt(tokenizer) -> str:
+    p = datafiles.load("region-aware", "prompts")["topic_label"]
+    messages = [{"role": "system", "content": p["system"]},
+                {"role": "user", "content": p["example_user"]},
+                {"role": "assistant", "content": p["example_assistant"]},
+                {"role": "user", "content": p["main"]}]
+    return chat.render(tokenizer, messages, cue="Label:")
+
+
+def _label_identity(settings: TopicSettings) -> list | None:
+    if settings.label_model is None:
+        return None
+    lm = _model(settings.label_model)
+    return [lm.fingerprint, _label_prompt(lm.tokenizer), settings.label_top, settings.label_docs,
+            settings.label_doc_words, settings.label_tokens]
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def labelled_documents(settings: TopicSettings) -> pd.DataFrame:
+    """Every gendered example of the settings' domain and regions (:func:`gendered.label_documents`
+    over :func:`corpora.documents`); the input of Table 6 and of :func:`region_topics`."""
+    docs = corpora.documents(settings.domain, regions=settings.regions)
+    return gendered.label_documents(docs, rule=settings.rule)
+
+
+def region_topics(settings: TopicSettings | Mapping | None = None, *,
+                  labelled: pd.DataFrame | None = None, progress: bool = True,
+                  cache: bool = True) -> dict[str, RegionTopics]:
+    """Region -> :class:`RegionTopics` for ``settings`` (a mapping is read with
+    :meth:`TopicSettings.from_mapping`). Every region's result is cached by content: the examples,
+    the settings, the encoder's and the labelling model's fingerprints and the library versions.
+    """
+    if not isinstance(settings, TopicSettings):
+        settings = TopicSettings.from_mapping(settings)
+    if labelled is None:
+        labelled = labelled_documents(settings)
+    used = gendered.aligned(labelled, max_docs=settings.docs_per_region, seed=settings.seed)
+    fits = {}
+    for region, frame in tqdm(used.groupby("region", sort=False), desc="BERTopic per region",
+                              disable=not progress):
+        fits[region] = fit_region(region, frame["text"].tolist(), frame["group"].tolist(),
+                                  settings, cache=cache)
+    return fits
+
+
+def fit_region(region: str, texts: Sequence[str], groups: Sequence[str],
+               settings: TopicSettings, *, cache: bool = True) -> RegionTopics:
+    """The topics of one region's F/M-aligned ``texts`` (``groups``: ``"F"``/``"M"`` each)."""
+    texts = validate.word_list(f"examples of {region}", texts)
+    groups = validate.word_list(f"groups of {region}", groups)
+    if len(texts) != len(groups):
+        raise ValueError("texts and groups must have the same length")
+    fit_settings = {k: v for k, v in dataclasses.asdict(settings).items()
+                    if k not in ("domain", "regions", "docs_per_region", "rule")}
+    key = store.content_key(
+        "region-aware-topics", TOPICS_VERSION, texts, groups, fit_settings,
+        _model(ENCODER).fingerprint, _label_identity(settings),
+        [version(d) for d in _DISTRIBUTIONS])
+    result = store.cached_json("region-aware-topics", key,
+                               lambda: _fit(texts, groups, settings, cache), cache=cache)
+    table = pd.DataFrame(result["topics"], columns=_TABLE_COLUMNS)
+    documents = pd.DataFrame({"text": texts, "group": groups, "topic": result["doc_topic"],
+                              "probability": result["doc_probability"]})
+    return RegionTopics(region, table, documents, result["min_topic_size"], key)
+
+
+_TABLE_COLUMNS = ["topic", "size", "n_female", "n_male", "p_female", "p_male", "gender",
+                  "gender_by_probability", "share_female", "gender_by_share", "coherence",
+                  "rank", "words", "keywords",
+                  "llm_label", "name"]
+
+
+def _fit(texts: list[str], groups: list[str], settings: TopicSettings, cache: bool) -> dict:
+    from bertopic import BERTopic
+    from hdbscan import HDBSCAN
+    from sklearn.feature_extraction.text import CountVectorizer
+    from umap import UMAP
+
+    embeddings = encoder(settings.max_length).embed(texts, cache=cache, progress=False)
+    size = settings.topic_size(len(texts))
+    umap_model = UMAP(n_neighbors=min(settings.umap_neighbors, len(texts) - 1),
+                      n_components=settings.umap_components, min_dist=0.0, metric="cosine",
+                      low_memory=False, random_state=settings.seed)
+    hdbscan_model = HDBSCAN(min_cluster_size=size, metric="euclidean",
+                            cluster_selection_method="eom", prediction_data=True)
+    model = BERTopic(umap_model=umap_model, hdbscan_model=hdbscan_model,
+                     vectorizer_model=CountVectorizer(stop_words="english"),
+                     top_n_words=settings.top_n_words, min_topic_size=size,
+                     calculate_probabilities=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # UMAP: "n_jobs overridden by random_state" (wanted)
+        assigned, probabilities = model.fit_transform(texts, embeddings=embeddings)
+    assigned = np.asarray(assigned, dtype=int)
+    probabilities = np.atleast_2d(probabilities)
+    doc_probability = np.where(assigned >= 0, probabilities[np.arange(len(texts)),
+                                                            np.clip(assigned, 0, None)], 0.0)
+    table = alignment(assigned, doc_probability, groups)
+    table.insert(6, "gender", table[f"gender_by_{settings.alignment}"])
+    words = {t: [w for w, _ in model.get_topic(t) if w] for t in table["topic"]}
+    analyzer = model.vectorizer_model.build_analyzer()
+    seen = model._preprocess_text(texts)  # the text c-TF-IDF counted (ASCII letters and digits)
+    table["coherence"] = umass([words[t] for t in table["topic"]],
+                               [analyzer(t) for t in seen]) if len(table) else []
+    table["rank"] = table.groupby("gender")["coherence"].rank(ascending=False, method="first")
+    table["words"] = [words[t] for t in table["topic"]]
+    table["keywords"] = [", ".join(words[t][:3]) for t in table["topic"]]
+    labels = _llm_labels(model, texts, assigned, table, settings)
+    table["llm_label"] = [labels.get(t, "") for t in table["topic"]]
+    table["name"] = [labels.get(t) or k for t, k in zip(table["topic"], table["keywords"],
+                                                         strict=True)]
+    table["rank"] = table["rank"].fillna(0).astype(int)
+    return {"topics": table[_TABLE_COLUMNS].to_dict("records"), "doc_topic": assigned.tolist(),
+            "doc_probability": doc_probability.tolist(), "min_topic_size": size}
+
+
+def _llm_labels(model, texts: list[str], assigned: np.ndarray, table: pd.DataFrame,
+                settings: TopicSettings) -> dict[int, str]:
+    """LLM labels of the ``label_top`` most coherent topics of each gender, through BERTopic's
+    ``TextGeneration`` representation model (given only those topics and their c-TF-IDF rows)."""
+    if settings.label_model is None or settings.label_top == 0 or not len(table):
+        return {}
+    from bertopic.representation import TextGeneration
+    from transformers import pipeline
+
+    chosen = sorted(table.loc[(table["gender"] != "") & (table["rank"] <= settings.label_top),
+                              "topic"].astype(int))
+    if not chosen:
+        return {}
+    lm = _model(settings.label_model)
+    generator = pipeline("text-generation", model=lm.model, tokenizer=lm.tokenizer)
+    labeller = TextGeneration(
+        generator, prompt=_label_prompt(lm.tokenizer), random_state=settings.seed,
+        nr_docs=settings.label_docs, doc_length=settings.label_doc_words, tokenizer="whitespace",
+        pipeline_kwargs={"max_new_tokens": settings.label_tokens, "do_sample": False,
+                         "repetition_penalty": 1.1, "return_full_text": False})
+    ids = sorted(set(assigned.tolist()))  # the rows of c_tf_idf_, in topic order (-1 first)
+    if model.c_tf_idf_.shape[0] != len(ids):
+        raise RuntimeError("BERTopic's c-TF-IDF rows do not match its topics")
+    documents = pd.DataFrame({"Document": texts, "ID": range(len(texts)), "Topic": assigned})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # generation-config notes about unused sampling flags
+        out = labeller.extract_topics(model, documents,
+                                      model.c_tf_idf_[[ids.index(t) for t in chosen]],
+                                      {t: model.get_topic(t) for t in chosen})
+    return {int(t): clean_label(out[t][0][0]) for t in chosen}
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def topic_table(fits: Mapping[str, RegionTopics], *, top: int | None = 5) -> pd.DataFrame:
+    """Tables 2 (``top=5``) and 8 (``top=None``): per region and gender the most coherent topics
+    with their name, top words, coherence, alignment probabilities and size."""
+    rows = []
+    for region, fit in fits.items():
+        for gender in gendered.GROUPS:
+            for _, row in fit.top(gender, top).iterrows():
+                rows.append({"region": region, "gender": gender, "rank": row["rank"],
+                             "name": row["name"], "words": ", ".join(row["words"]),
+                             "coherence": row["coherence"], "p_female": row["p_female"],
+                             "p_male": row["p_male"], "size": row["size"],
+                             "n_female": row["n_female"], "topic": row["topic"]})
+    return pd.DataFrame(rows, columns=["region", "gender", "rank", "name", "words", "coherence",
+                                       "p_female", "p_male", "size", "n_female", "topic"])
+
+
+def summary(fits: Mapping[str, RegionTopics]) -> pd.DataFrame:
+    """Per region: examples, ``min_topic_size``, topics, outliers, F and M topics, and how often
+    the paper's probability rule and the share rule agree on a topic's gender."""
+    rows = []
+    for region, fit in fits.items():
+        t = fit.table
+        rows.append({"region": region, "examples": len(fit.documents),
+                     "min_topic_size": fit.min_topic_size, "topics": len(t),
+                     "outliers": int((fit.documents["topic"] < 0).sum()),
+                     "F topics": int((t["gender"] == "F").sum()),
+                     "M topics": int((t["gender"] == "M").sum()),
+                     "rules agree": float((t["gender_by_probability"]
+                                           == t["gender_by_share"]).mean())
+                     if len(t) else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def topic_vectors(words: Sequence[Sequence[str]], *, max_length: int = 128) -> np.ndarray:
+    """One row per topic: the mean all-MiniLM-L6-v2 embedding of its words (each embedded alone).
+    """
+    lists = [validate.word_list("topic words", w) for w in words]
+    flat = sorted({w for ws in lists for w in ws})
+    table = dict(zip(flat, encoder(max_length).embed(flat, progress=False), strict=True))
+    return np.stack([np.mean([table[w] for w in ws], axis=0) for ws in lists])
+
+
+def select_pairs(female: pd.DataFrame, male: pd.DataFrame, female_vectors: np.ndarray,
+                 male_vectors: np.ndarray, *, she: np.ndarray, he: np.ndarray, region: str = "",
+                 n_pairs: int = 5, threshold: float = 0.01, condition: str = "or",
+                 nearest: bool = False) -> pd.DataFrame:
+    """The top ``n_pairs`` pairs of F topics ``female`` and M topics ``male`` (tables with
+    ``topic``, ``name``, ``words``, ``coherence``; one embedding row each), in the columns of
+    :func:`topic_pairs`."""
+    validate.choice("condition", condition, CONDITIONS)
+    if not len(female) or not len(male):
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    d_same, d_cross = pair_distances(female_vectors, male_vectors, she=she, he=he)
+    distance = np.minimum(d_same, d_cross) if condition == "or" else np.maximum(d_same, d_cross)
+    i, j = np.meshgrid(np.arange(len(female)), np.arange(len(male)), indexing="ij")
+    f, m = female.iloc[i.ravel()], male.iloc[j.ravel()]
+    pairs = pd.DataFrame({
+        "region": region, "female_topic": f["name"].values, "male_topic": m["name"].values,
+        "female_words": f["words"].values, "male_words": m["words"].values,
+        "distance": distance.ravel(), "passes": distance.ravel() < threshold,
+        "d_same": d_same.ravel(), "d_cross": d_cross.ravel(),
+        "coherence": (f["coherence"].values + m["coherence"].values) / 2,
+        "female_id": f["topic"].values, "male_id": m["topic"].values})
+    chosen = (pairs[pairs["passes"]]
+              .sort_values(["coherence", "distance"], ascending=[False, True], kind="stable")
+              .head(n_pairs))
+    if nearest and len(chosen) < n_pairs:
+        failing = pairs[~pairs["passes"]].sort_values("distance", kind="stable")
+        chosen = pd.concat([chosen, failing.head(n_pairs - len(chosen))])
+    return chosen.assign(rank=range(1, len(chosen) + 1))[PAIR_COLUMNS].reset_index(drop=True)
+
+
+def topic_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pairs: int = 5,
+                threshold: float = 0.01, condition: str = "or", nearest: bool = False
+                ) -> pd.DataFrame:
+    """Table 3: the top ``n_pairs`` F-M topic pairs of each region (Sec. 4.2).
+
+    Columns: ``region``, ``rank``, ``female_topic``, ``male_topic`` (names), ``female_words``,
+    ``male_words`` (top-word lists), ``distance`` (``min`` of ``d_same`` and ``d_cross`` for
+    ``condition="or"``, ``max`` for ``"and"``; the pair condition is ``distance < threshold``),
+    ``passes``, ``d_same``, ``d_cross``, ``coherence`` (mean u_mass of the two topics, the
+    ranking), ``female_id``, ``male_id``. The candidates are the ``candidates`` most coherent
+    topics of each gender. Passing pairs come first, by coherence; with ``nearest`` a region
+    with fewer than ``n_pairs`` passing pairs is filled with its failing pairs of smallest
+    distance.
+    """
+    she, he = encoder().embed(["she", "he"], progress=False)
+    frames = []
+    for region, fit in fits.items():
+        female, male = fit.top("F", candidates), fit.top("M", candidates)
+        if not len(female) or not len(male):
+            continue
+        frames.append(select_pairs(female, male, topic_vectors(female["words"]),
+                                   topic_vectors(male["words"]), she=she, he=he, region=region,
+                                   n_pairs=n_pairs, threshold=threshold, condition=condition,
+                                   nearest=nearest))
+    if not frames:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def pair_counts(fits: Mapping[str, RegionTopics], *, candidates: int = 10,
+                threshold: float = 0.01, condition: str = "or") -> pd.DataFrame:
+    """Per region: candidate pairs, how many pass the threshold, and the smallest distance."""
+    everything = topic_pairs(fits, candidates=candidates, n_pairs=candidates ** 2,
+                             threshold=threshold, condition=condition, nearest=True)
+    return (everything.groupby("region", sort=False)
+            .agg(candidates=("passes", "size"), passing=("passes", "sum"),
+                 smallest_distance=("distance", "min"))
+            .reset_index())

@@ -1,0 +1,110 @@
+"""LLM persona alignment (Borah et al. 2024, Sec. 6): the gender read off a persona, the
+mismatch rates, and seeded, cached generation."""
+
+import pandas as pd
+import pytest
+
+from biasbook import models, testing
+from biasbook.chapters.region_aware import personas
+
+
+@pytest.mark.parametrize("text, expected", [
+    # third-person pronouns decide
+    ("Amara Mensah is a 34-year-old nurse in Accra. She spends her weekends cooking for her "
+     "family.", ("F", "pronouns")),
+    ("Rahul, 27, is a software engineer. He plays cricket and his friends call him Ravi.",
+     ("M", "pronouns")),
+    # more of one than the other: a man who talks about his mother is still M
+    ("Kofi is a teacher. He visits his mother, and she cooks for him.", ("M", "pronouns")),
+    # an explicit field beats the pronouns
+    ("Name: Lee\nGender: Female\nAge: 40\nHe is her colleague's brother.", ("F", "field")),
+    ("**Gender**: male. Hobbies: knitting.", ("M", "field")),
+    # no pronoun: self-descriptions
+    ("Maria, a 29-year-old woman from Manila, runs a bakery.", ("F", "descriptors")),
+    ("A retired gentleman from London who restores boats.", ("M", "descriptors")),
+    # "he or she" is a tie, settled by the description
+    ("Whether he or she is a guy from Lagos, this person loves football.", ("M", "descriptors")),
+    # first person, no gendered word: unknown
+    ("I am a 30-year-old engineer. I love the theatre and hiking there.", ("", "none")),
+    # words that contain pronouns are not pronouns
+    ("The theme: other thesis writers, this shed, the hemisphere.", ("", "none")),
+])
+def test_persona_gender_of_hand_written_personas(text, expected):
+    assert personas.persona_gender(text) == expected
+
+
+def test_mismatch_rates_by_hand():
+    table = pd.DataFrame({
+        "model": ["a"] * 6 + ["b"] * 2,
+        "region": ["X", "X", "X", "X", "Y", "Y", "X", "X"],
+        "run": [0, 0, 1, 1, 0, 0, 0, 0],
+        "persona_gender": ["F", "M", "M", "", "F", "F", "", ""],
+        "mismatch": [False, True, True, None, True, False, None, None]})
+    rates = personas.mismatch_rates(table).set_index(["model", "region", "run"])
+    assert rates.loc[("a", "X", 0), "mismatch"] == 0.5
+    assert rates.loc[("a", "X", 1), ["mismatch", "unknown"]].tolist() == [1.0, 0.5]
+    assert rates.loc[("a", "Y", 0), "mismatch"] == 0.5
+    assert pd.isna(rates.loc[("b", "X", 0), "mismatch"])  # nothing readable: no rate, not 0
+    summary = personas.mismatch_summary(personas.mismatch_rates(table)).set_index(
+        ["model", "region"])
+    assert summary.loc[("a", "X"), "mismatch"] == 0.75
+    assert summary.loc[("a", "X"), "mismatch_sd"] == pytest.approx(0.3535533906)
+    assert summary.loc[("a", "X"), "runs"] == 2
+
+
+def test_topic_prompts_take_each_topic_once_with_its_side():
+    pairs = pd.DataFrame({"region": ["X", "X", "Y"], "female_topic": ["Cooking", "Pets", "Pets"],
+                          "male_topic": ["Football", "Football", "Cars"],
+                          "female_words": [["food", "cook", "eat", "x"], ["cat", "dog", "pet"],
+                                           ["cat", "dog", "pet"]],
+                          "male_words": [["goal", "team", "cup"]] * 2 + [["car", "road", "v"]]})
+    table = personas.topic_prompts(pairs)
+    assert table[["region", "topic", "topic_gender"]].values.tolist() == [
+        ["X", "Cooking", "F"], ["X", "Football", "M"], ["X", "Pets", "F"], ["Y", "Pets", "F"],
+        ["Y", "Cars", "M"]]
+    keywords = personas.topic_prompts(pairs, topic_text="keywords")
+    assert keywords["topic"].iloc[0] == "food, cook, eat"
+    with pytest.raises(ValueError, match="topic_text"):
+        personas.topic_prompts(pairs, topic_text="label")
+
+
+def test_settings_are_checked():
+    with pytest.raises(ValueError, match="unknown persona setting"):
+        personas.PersonaSettings.from_mapping({"model": ["smollm2-135m"]})
+    with pytest.raises(TypeError, match="bare string"):
+        personas.PersonaSettings(models="smollm2-135m")
+    with pytest.raises(ValueError, match="runs"):
+        personas.PersonaSettings(runs=0)
+
+
+@pytest.fixture(scope="module")
+def tiny_causal():
+    tok = testing.tiny_tokenizer()
+    return models.from_model(testing.tiny_model("llama", len(tok)), tok, name="tiny-llama")
+
+
+def test_generation_is_seeded_and_cached(tiny_causal, private_cache, one_torch_thread):
+    prompts = ["the cat is", "a dog was very good and"]
+    first = personas.generate(tiny_causal, prompts, seed=1, max_new_tokens=12, cache=False)
+    again = personas.generate(tiny_causal, prompts, seed=1, max_new_tokens=12, cache=False)
+    other = personas.generate(tiny_causal, prompts, seed=2, max_new_tokens=12, cache=False)
+    assert first == again and len(first) == 2 and all(first)
+    assert first != other  # sampling, not greedy: another seed, other words
+    stored = personas.generate(tiny_causal, prompts, seed=1, max_new_tokens=12)
+    assert stored == first
+    # a cache hit returns the stored texts without generating
+    tiny_causal.model.generate = None
+    try:
+        assert personas.generate(tiny_causal, prompts, seed=1, max_new_tokens=12) == first
+    finally:
+        del tiny_causal.model.generate
+
+
+def test_left_padding_does_not_change_a_prompt_s_continuation(tiny_causal, private_cache,
+                                                              one_torch_thread):
+    """Greedy-like decoding (temperature near 0) of a prompt alone and in a padded batch."""
+    alone = personas.generate(tiny_causal, ["the cat"], seed=0, temperature=1e-4,
+                              max_new_tokens=6, cache=False)
+    batch = personas.generate(tiny_causal, ["the cat", "a dog was very good and lazy"], seed=0,
+                              temperature=1e-4, max_new_tokens=6, cache=False)
+    assert batch[0] == alone[0]
