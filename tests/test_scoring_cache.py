@@ -38,7 +38,7 @@ def computed(monkeypatch):
 
 
 def cache_file(lm):
-    return ScoreCache.for_model(lm.fingerprint).path
+    return ScoreCache.for_model(lm).path
 
 
 def test_a_rerun_computes_only_new_sentences(lm, computed):
@@ -58,7 +58,7 @@ def test_an_interrupted_run_resumes_without_recomputing_finished_batches(lm, com
     stop_after["batches"] = 2
     with pytest.raises(KeyboardInterrupt):
         score_sentences(lm, TEXTS, batch_tokens=8)  # one or two sentences per batch
-    stored = ScoreCache.for_model(lm.fingerprint).get(sentences.method_key(lm, "clm", "paper"),
+    stored = ScoreCache.for_model(lm).get(sentences.method_key(lm, "clm", "paper"),
                                                       TEXTS)
     assert 2 <= len(stored) < len(TEXTS)  # the two finished batches, nothing half-written
     stop_after["batches"] = None
@@ -120,3 +120,21 @@ def test_progress_bar_can_be_shown_or_disabled(lm, capsys):
     assert "tiny-llama clm" in capsys.readouterr().err
     score_sentences(lm, TEXTS, cache=False, progress=False)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.bad_input(
+    "The same weights under the same name, scored through another tokenizer",
+    "Scored afresh: the score cache is keyed on the tokenizer as well as the weights")
+def test_the_cache_is_keyed_on_the_tokenizer_too():
+    plain, spelling = testing.tiny_tokenizer(), testing.tiny_tokenizer(spell=True)
+    weights = testing.tiny_model("gpt2", len(spelling))
+    text = ["people in kenya are kind ."]  # [UNK] for `plain`, spelled k ##e ... by `spelling`
+    with pytest.warns(UserWarning, match="unknown"):
+        before = score_sentences(models.from_model(weights, plain, name="tiny"), text,
+                                 unknown="report")
+    spelled = models.from_model(weights, spelling, name="tiny")
+    assert spelled.fingerprint == models.fingerprint(weights)  # the same weights, the same name
+    cached = score_sentences(spelled, text)
+    fresh = score_sentences(spelled, text, cache=False)
+    np.testing.assert_array_equal(cached.mean, fresh.mean)
+    assert cached.mean[0] != before.mean[0]

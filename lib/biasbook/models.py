@@ -57,6 +57,14 @@ class LanguageModel:
     fingerprint: str
     prefix_ids: tuple[int, ...] = ()
     notes: list[str] = field(default_factory=list)
+    #: what the tokenizer does (vocabulary, normaliser, pre-tokeniser, special tokens); keys the
+    #: score cache with the fingerprint, since the same weights read through another tokenizer
+    #: score differently
+    tokenizer_key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.tokenizer_key:
+            self.tokenizer_key = tokenizer_key(self.tokenizer)
 
     @property
     def device(self) -> torch.device:
@@ -97,6 +105,25 @@ def fingerprint(model: torch.nn.Module) -> str:
         digest.update(key.encode())
         digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
     return digest.hexdigest()
+
+
+def tokenizer_key(tokenizer) -> str:
+    """sha256 (16 hex digits) of everything a tokenizer does to text.
+
+    A fast tokenizer serialises its vocabulary, normaliser, pre-tokeniser, model and post-processor
+    to one JSON document; a slow one is keyed by its class, vocabulary and init arguments.
+    """
+    digest = hashlib.sha256(type(tokenizer).__name__.encode())
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        digest.update(backend.to_str().encode())
+    else:
+        digest.update(json.dumps(sorted(tokenizer.get_vocab().items())).encode())
+        digest.update(json.dumps(getattr(tokenizer, "init_kwargs", {}), sort_keys=True,
+                                 default=str).encode())
+    digest.update(json.dumps(getattr(tokenizer, "special_tokens_map", {}), sort_keys=True,
+                             default=str).encode())
+    return digest.hexdigest()[:16]
 
 
 def infer_kind(config) -> str:

@@ -49,8 +49,9 @@ class ScoreCache:
         self._db: sqlite3.Connection | None = None
 
     @classmethod
-    def for_model(cls, fingerprint: str) -> ScoreCache:
-        return cls(cache_dir() / "scores" / f"{fingerprint}.sqlite")
+    def for_model(cls, lm: LanguageModel) -> ScoreCache:
+        """The cache of ``lm``'s weights read through ``lm``'s tokenizer."""
+        return cls(cache_dir() / "scores" / f"{lm.fingerprint}-{lm.tokenizer_key}.sqlite")
 
     def get(self, method: str, queries: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached arrays of those ``queries`` that have an intact row."""
@@ -137,7 +138,7 @@ def cached_run(lm: LanguageModel, key: str, queries: dict[str, None], engine: En
 
     Every yielded batch is stored at once, so an interrupted run loses at most one batch.
     """
-    store = ScoreCache.for_model(lm.fingerprint) if cache is True else cache or None
+    store = ScoreCache.for_model(lm) if cache is True else cache or None
     try:
         values = store.get(key, queries) if store else {}
         todo = [q for q in queries if q not in values]
