@@ -178,7 +178,7 @@ def test_stop_words_are_sklearn_list():
 def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="both male and female"):
         count_cooccurrences([["a"]], {"x"}, {"x"})
-    with pytest.raises(ValueError, match="non-empty"):
+    with pytest.raises(ValueError, match="is empty"):
         count_cooccurrences([["a"]], set(), {"x"})
     with pytest.raises(TypeError):
         count_cooccurrences(["a", "b"], MALE, FEMALE)
@@ -293,3 +293,24 @@ def test_tukey_fences_by_hand():
     # 1..8 plus x: 9 values, Q1 = 3 and Q3 = 7 exactly, IQR 4, upper fence 7 + 1.5 * 4 = 13
     assert tukey_inliers([1, 2, 3, 4, 5, 6, 7, 8, 13]).all()
     assert tukey_inliers([1, 2, 3, 4, 5, 6, 7, 8, 13.01]).tolist() == [True] * 8 + [False]
+
+
+@pytest.mark.bad_input(
+    "A bare string, a multi-word phrase, or words absent from the corpus (misspelt, capitalised) "
+    "as gendered words of `count_cooccurrences`",
+    "`TypeError` for the string; `ValueError` naming multi-word entries; absent words listed in "
+    "`Cooccurrence.absent`, and a class with no word in the corpus stopped by `bias_scores`")
+def test_gendered_words_are_checked_against_the_corpus():
+    docs = [["the", "he", "said", "she", "ran"]]
+    with pytest.raises(TypeError, match="bare string 'he'"):
+        count_cooccurrences(docs, "he", ["she"])
+    with pytest.raises(ValueError, match="single tokens.*'new york'"):
+        count_cooccurrences(docs, ["he", "new york"], ["she"])
+    co = count_cooccurrences(docs, ["he", "him"], ["she", "her"], window=2, stop_words=())
+    assert co.absent == ("her", "him")
+    assert (co.n_male, co.n_female) == (1, 1)
+    cased = count_cooccurrences(docs, ["He"], ["she"], window=2, stop_words=())
+    assert cased.absent == ("He",) and cased.n_male == 0
+    with pytest.raises(ValueError, match="absent"):
+        bias_scores(cased.words, cased.male, cased.female, n_male=cased.n_male,
+                    n_female=cased.n_female)

@@ -125,13 +125,15 @@ def bias_scores(
     reasons[(male == 0) & (female == 0)] = "zero male and female counts"
     dropped = {words[i]: reasons[i] for i in np.flatnonzero(~keep)}
     if not keep.any():
-        raise ValueError("no word has both a male and a female co-occurrence count > 0")
+        raise ValueError("no word has both a male and a female co-occurrence count > 0 (is one "
+                         "class absent from the corpus? see Cooccurrence.absent)")
     if mode == "as-coded":
         scores = male[keep] / (male[keep] + female[keep])
     else:
         if not (0 < n_male < np.inf and 0 < n_female < np.inf):
             raise ValueError(f"n_male and n_female must be finite and > 0, got {n_male}, "
-                             f"{n_female}")
+                             f"{n_female} (0: no word of that class occurs in the corpus; "
+                             "see Cooccurrence.absent)")
         scale_f, scale_m = (n_female, n_male) if gender_frequency else (1.0, 1.0)
         # in logs: infinite-context counts can be denormal floats whose ratio underflows
         log_p_f = np.log(female[keep]) - np.log(female.sum() * scale_f)

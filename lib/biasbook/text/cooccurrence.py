@@ -57,8 +57,10 @@ from scipy import sparse
 from scipy.signal import lfilter
 from tqdm.auto import tqdm
 
+from biasbook import validate
+
 CONTEXTS = ("fixed", "infinite")
-MODES = ("paper", "as-coded")
+MODES = validate.MODES
 DEFAULT_WINDOW = 10  # the paper's k for the fixed context
 DEFAULT_BETA = 0.95
 DEFAULT_TAIL = 1e-4  # weight left out per side by the truncated infinite window
@@ -71,7 +73,9 @@ class Cooccurrence:
     ``words``, ``male`` (c(w, m)), ``female`` (c(w, f)) and ``counts`` (c(w)) are aligned arrays
     over the target vocabulary (sorted). ``n_male`` and ``n_female`` are c(m) and c(f), the number
     of gendered tokens of each class; ``excluded`` maps each corpus type that is not a target to
-    the reason (empty in ``as-coded`` mode, which keeps every type).
+    the reason (empty in ``as-coded`` mode, which keeps every type); ``absent`` lists the gendered
+    words that never occur in the corpus: they count nothing (check their spelling and case; a
+    class all of whose words are absent has ``n_male`` or ``n_female`` 0).
     """
 
     words: np.ndarray
@@ -82,6 +86,7 @@ class Cooccurrence:
     n_female: int
     excluded: dict[str, str] = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+    absent: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """Counts as a DataFrame indexed by word, columns ``male``, ``female``, ``count``."""
@@ -137,8 +142,8 @@ def context_weights(
     >>> context_weights("infinite", 1, beta=0.5, mode="as-coded")
     (array([0, 1, 2]), array([1.  , 0.5 , 0.25]))
     """
-    _check_choice("context", context, CONTEXTS)
-    _check_choice("mode", mode, MODES)
+    validate.choice("context", context, CONTEXTS)
+    validate.choice("mode", mode, MODES)
     if window < 1 or not float(window).is_integer():
         raise ValueError(f"window must be a whole number >= 1, got {window}")
     window = int(window)
@@ -173,9 +178,10 @@ def count_cooccurrences(
     >>> co.to_frame()["male"].to_dict()
     {'a': 0.0, 'b': 0.5, 'c': 0.25, 'he': 1.0}
     """
-    _check_choice("context", context, CONTEXTS)
-    _check_choice("mode", mode, MODES)
-    male, female = frozenset(male), frozenset(female)
+    validate.choice("context", context, CONTEXTS)
+    validate.choice("mode", mode, MODES)
+    male = frozenset(validate.word_list("male", male))
+    female = frozenset(validate.word_list("female", female))
     _check_gender_sets(male, female)
     if window is None:
         paper_infinite = context == "infinite" and mode == "paper"
@@ -212,12 +218,8 @@ def count_cooccurrences(
         n_female=int(counts[is_female].sum()),
         excluded=dict(zip(types[~keep].tolist(), reasons[~keep].tolist(), strict=True)),
         params={"context": context, "window": window, "beta": beta, "mode": mode},
+        absent=tuple(sorted((male | female) - set(types.tolist()))),
     )
-
-
-def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
 def _check_gender_sets(male: frozenset[str], female: frozenset[str]) -> None:
@@ -225,6 +227,11 @@ def _check_gender_sets(male: frozenset[str], female: frozenset[str]) -> None:
         raise ValueError("both the male and the female word lists must be non-empty")
     if male & female:
         raise ValueError(f"words listed as both male and female: {sorted(male & female)}")
+    spaced = sorted(w for w in male | female if not w or w.split() != [w])
+    if spaced:
+        raise ValueError(f"gendered words must be single tokens, got {spaced}: a corpus token "
+                         "never holds a space, so these would count nothing")
+
 
 
 def _encode(
