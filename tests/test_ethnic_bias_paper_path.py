@@ -12,11 +12,31 @@ import os
 
 import pytest
 
-from biasbook import profiles, results
+from biasbook import paths, profiles, results
 
 pytestmark = pytest.mark.slow
 
+DATA = paths.project_data_dir() / "ethnic-bias"
 NOTEBOOKS = ["01-templates-and-metric", "02-cb-across-languages", "03-distributions"]
+
+
+LANGUAGES = ["en", "de", "ko"]
+
+
+def spelling_tokenizer(tok, languages):
+    """``tok`` with every character of the languages' data files (after its own normaliser:
+    lower case, accents stripped, Hangul split into jamo) alone and as a ``##`` continuation,
+    as a real multilingual BERT spells them: the scoring engine refuses ``[UNK]``."""
+    from transformers import BertTokenizerFast
+
+    normal = tok.backend_tokenizer.normalizer.normalize_str
+    text = "".join(normal((DATA / f"{code}.yml").read_text(encoding="utf-8"))
+                   for code in languages)
+    chars = sorted({c for c in text if not c.isspace()})
+    vocab = sorted(tok.get_vocab(), key=tok.get_vocab().get)
+    tokens = list(dict.fromkeys(vocab + chars + [f"##{c}" for c in chars]))
+    return BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True,
+                             bos_token="[BOS]")
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +45,7 @@ def bert_folder(tmp_path_factory):
 
     from biasbook.testing import tiny_tokenizer
 
-    tok = tiny_tokenizer(spell=True)  # letters spell out any Latin word; Hangul becomes [UNK]
+    tok = spelling_tokenizer(tiny_tokenizer(spell=True), LANGUAGES)
     folder = tmp_path_factory.mktemp("tiny-bert")
     model = BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1,
                                        num_attention_heads=2, intermediate_size=32,
@@ -42,7 +62,7 @@ def test_ethnic_bias_notebooks_run_on_a_masked_lm(bert_folder, tmp_path, monkeyp
                             mode=None)
     assert spec["monolingual"]["en"] == "bert-base-uncased" and spec["mode"] == "paper"
     monkeypatch.setenv("BIASBOOK_RUN_DIR", str(tmp_path))
-    shared = dict(languages=["en", "de", "ko"], monolingual={"en": bert_folder},
+    shared = dict(languages=LANGUAGES, monolingual={"en": bert_folder},
                   multilingual=[bert_folder], templates=[2, 7],
                   attributes=["Enemy", "Pirate", "Terrorist"])
     own = {"01-templates-and-metric": dict(example_model=bert_folder,

@@ -1,6 +1,7 @@
 """The chapter's tables on synthetic results, against values computed directly."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.spatial.distance import jensenshannon
 
@@ -46,7 +47,7 @@ def test_sensitivity_scores_each_condition_on_its_own_lists(masked):
     targets = data.target_keys(extra=True)
     attributes = ["Enemy", "Pirate", "Doctor", "Terrorist", "Slave"]
     r = fake("en", [2], attributes, targets, 2, masked=masked)
-    table = tables.sensitivity(r).set_index("condition")
+    table = tables.sensitivity(r, "monolingual").set_index("condition")
     assert table.loc["base", "cb"] == pytest.approx(
         r.subset(targets=targets[:30], attributes=attributes[:3]).cb)
     assert table.loc["+5 targets", "targets"] == 35
@@ -56,7 +57,15 @@ def test_sensitivity_scores_each_condition_on_its_own_lists(masked):
 
 def test_sensitivity_leaves_out_conditions_that_add_nothing():
     r = fake("en", [2], ["Enemy", "Pirate"], data.target_keys(), 3)
-    assert tables.sensitivity(r)["condition"].tolist() == ["base"]
+    assert tables.sensitivity(r, "monolingual")["condition"].tolist() == ["base"]
+
+
+def test_relative_change_keeps_one_model_in_two_groups_apart():
+    frame = pd.DataFrame({"condition": ["base", "+5 targets"] * 2,
+                          "group": ["monolingual"] * 2 + ["multilingual"] * 2,
+                          "model": ["m"] * 4, "language": ["en"] * 4,
+                          "cb": [2.0, 3.0, 4.0, 5.0]})
+    assert tables.relative_change(frame)["change"].tolist() == [0.0, 0.5, 0.0, 0.25]
 
 
 def test_top_targets_are_the_largest_scaled_probabilities():

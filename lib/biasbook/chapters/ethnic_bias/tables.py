@@ -58,9 +58,11 @@ def paper_table3(group: str) -> pd.DataFrame:
 
 
 def paper_table7() -> pd.DataFrame:
-    """Table 7 as rows: condition, model, language, cb."""
+    """Table 7 as rows: condition, group (``monolingual``: both rows are monolingual BERTs,
+    fine-tuned or aligned), model, language, cb."""
     table = _paper()["table7"]
-    return pd.DataFrame([{"condition": r["condition"], "model": r["model"], "language": lang,
+    return pd.DataFrame([{"condition": r["condition"], "group": "monolingual",
+                          "model": r["model"], "language": lang,
                           "cb": v} for r in table["rows"]
                          for lang, v in zip(table["columns"], r["values"], strict=True)])
 
@@ -169,10 +171,11 @@ def jsd_matrix(results: Mapping[str, CBResult]) -> pd.DataFrame:
     return out
 
 
-def sensitivity(result: CBResult) -> pd.DataFrame:
+def sensitivity(result: CBResult, group: str) -> pd.DataFrame:
     """Table 7 form: the CB score on the result's base targets and attributes (those of the 30
     and 70 of A.2 it holds) and with the added ones it holds; conditions that would add nothing
-    are left out. The causal prior is recomputed on each list.
+    are left out. The causal prior is recomputed on each list. ``group`` (monolingual or
+    multilingual) labels the rows: one model may be scored in both groups.
     """
     base_targets = [t for t in result.targets if t in data.target_keys()]
     base_attributes = [a for a in result.attributes if a in data.attribute_keys()]
@@ -184,20 +187,21 @@ def sensitivity(result: CBResult) -> pd.DataFrame:
                 more_attributes and len(attributes) == len(base_attributes)):
             continue
         part = result.subset(targets=targets, attributes=attributes)
-        rows.append({"condition": name, "language": result.language, "model": result.model,
-                     "cb": part.cb, "targets": len(part.targets),
+        rows.append({"condition": name, "group": group, "language": result.language,
+                     "model": result.model, "cb": part.cb, "targets": len(part.targets),
                      "attributes": len(part.attributes)})
     return pd.DataFrame(rows)
 
 
 def relative_change(frame: pd.DataFrame) -> pd.DataFrame:
-    """A Table 7 frame (condition, model, language, cb) with ``change``: the CB score relative
-    to the same model and language on the base lists, minus 1.
+    """A Table 7 frame (condition, group, model, language, cb) with ``change``: the CB score
+    relative to the same group, model and language on the base lists, minus 1.
 
     >>> relative_change(paper_table7()).query("model == 'BERT' and language == 'es' and "
     ...                                       "condition == '+5 targets'")["change"].round(3).item()
     2.132
     """
-    base_cb = frame[frame["condition"] == "base"].set_index(["model", "language"])["cb"]
-    keys = pd.MultiIndex.from_frame(frame[["model", "language"]])
+    by = ["group", "model", "language"]
+    base_cb = frame[frame["condition"] == "base"].set_index(by)["cb"]
+    keys = pd.MultiIndex.from_frame(frame[by])
     return frame.assign(change=frame["cb"].to_numpy() / base_cb.reindex(keys).to_numpy() - 1)
