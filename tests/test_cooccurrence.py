@@ -150,6 +150,21 @@ def test_as_coded_hand_counts():
     assert edge.male.sum() == 0  # "he" at index 0 is never the near-centre token
 
 
+def test_as_coded_edge_rule_is_9_before_and_11_after():
+    # The chapter's statement of the edge rule (k = 10): a gendered token counts only if at least
+    # 9 tokens precede it and 11 follow it in its document. Checked at every position of a
+    # 30-token document, one "he" at a time.
+    length = 30
+    counted = []
+    for p in range(length):
+        doc = ["x"] * length
+        doc[p] = "he"
+        co = count_cooccurrences([doc], MALE, FEMALE, mode="as-coded")
+        counted.append(bool(co.male.sum()))
+    assert counted == [p >= 9 and p + 11 <= length - 1 for p in range(length)]
+    assert counted.index(True) == 9 and length - 1 - counted[::-1].index(True) == length - 12
+
+
 def test_windows_do_not_cross_documents():
     co = count_cooccurrences([["x", "he"], ["y", "she"]], MALE, FEMALE, window=5, stop_words=())
     assert as_dict(co) == {"x": {"m": 1, "f": 0}, "y": {"m": 0, "f": 1}}

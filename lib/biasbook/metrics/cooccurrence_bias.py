@@ -13,7 +13,9 @@ the reason, in :attr:`BiasScores.dropped`; nothing returns NaN or inf silently.
 
 On PTB train (fixed context, k = 10) the printed formula gives mu 2.04, sigma 0.99; the paper's
 Table 1 reports 0.83, 1.00. The authors' n-gram counts (``mode="as-coded"`` in
-:mod:`biasbook.text.cooccurrence`) scored with ``gender_frequency=False`` give 0.83, 0.99.
+:mod:`biasbook.text.cooccurrence`) scored with ``gender_frequency=False`` give 0.83, 0.99: that is
+the book's reconstruction of the paper's score. The authors' script itself writes m / (m + f)
+(``mode="as-coded"`` here).
 
 >>> s = bias_scores(["doctor", "nurse"], male=[4, 1], female=[1, 4], n_male=1, n_female=1)
 >>> s.scores.round(3).tolist()

@@ -2,12 +2,14 @@
 
 Both notebooks score text the same way: count co-occurrences with
 :func:`biasbook.text.cooccurrence.count_cooccurrences` in one of two countings (``paper``: the
-printed method; ``as-coded``: the authors' script) and one of two contexts, then turn the counts
-into per-word scores with :func:`biasbook.metrics.cooccurrence_bias.bias_scores`. The printed
-counting keeps the printed score (with the gender-frequency factor); the ``as-coded`` counting
-leaves that factor out, as the authors' numbers do. A text in which no word meets both genders
-has no score (``None``), never an infinite one; :func:`record` skips the statistics left
-undefined, so tiny smoke corpora record what they can.
+printed method; ``as-coded``: the authors' script's n-grams) and one of two contexts, then turn
+the counts into per-word scores with :func:`biasbook.metrics.cooccurrence_bias.bias_scores`. The
+printed counting keeps the printed score (with the gender-frequency factor). The ``as-coded``
+counting gets the book's reconstruction of the score behind the paper's tables, the log-ratio
+without that factor (it reproduces PTB's 0.83); the script itself writes m / (m + f)
+(``bias_scores(mode="as-coded")``, shown in notebook 01), which does not. A text in which no
+word meets both genders has no score (``None``), never an infinite one; :func:`record` skips the
+statistics left undefined, so tiny smoke corpora record what they can.
 
 >>> docs = [["he", "runs", "she", "runs", "he", "walks", "she", "sits"]]
 >>> s, co = score(docs, ({"he"}, {"she"}), "paper", "fixed")

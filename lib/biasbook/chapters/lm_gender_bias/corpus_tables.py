@@ -3,6 +3,8 @@
 - :func:`score_corpora`: every corpus in both countings and both contexts (:mod:`.bias`).
 - :func:`train_rows`, :func:`train_table`: mu and sigma next to the "train" rows of the paper's
   Tables 1-3.
+- :func:`script_scores`: the authors' script's own per-word score m / (m + f), beside the book's
+  reconstruction (the log-ratio without c(g)) that reproduces the paper's tables.
 - :func:`corpus_statistics`: documents, tokens and gendered tokens c(m), c(f) per corpus.
 - :func:`window_sweep`: the infinite context at several cut-offs and over the whole document.
 - :func:`top_words`: the most female- and male-leaning frequent content words.
@@ -25,7 +27,7 @@ from tqdm.auto import tqdm
 from biasbook.chapters.lm_gender_bias import bias
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
-from biasbook.metrics.cooccurrence_bias import BiasScores, mean_abs_bias, std_bias
+from biasbook.metrics.cooccurrence_bias import BiasScores, bias_scores, mean_abs_bias, std_bias
 from biasbook.results import Recorder
 from biasbook.text.cooccurrence import Cooccurrence
 from biasbook.text.corpora import n_tokens
@@ -85,6 +87,38 @@ def train_table(long: pd.DataFrame) -> pd.DataFrame:
              for stat in ("mu", "sigma", "paper mu", "paper sigma")]
     labels = {name: corpus(name).measured for name in long["corpus"].unique()}
     return table.reindex(columns=order).rename(index=labels, level="corpus")
+
+
+def script_scores(scored: CorpusScores, rec: Recorder | None = None) -> pd.DataFrame:
+    """Per corpus (``as-coded`` counting, fixed context, the same words): mean and stdev of the
+    authors' script's own score m / (m + f), and mu, sigma of the book's reconstruction, the
+    log-ratio without c(g) (:func:`.bias.score`), which reproduces the paper's Tables 1-3.
+
+    >>> doc = ["he", "a", "b", "she", "a", "b", "he", "a", "c"]  # a: m 2, f 1; b: m 1, f 1
+    >>> s, co = bias.score([doc], ({"he"}, {"she"}), "as-coded", "fixed", window=1)
+    >>> key = ("ptb", "as-coded", "fixed")
+    >>> table = script_scores(CorpusScores({key: s}, {key: co}))
+    >>> table[["m/(m+f) mean", "scored words", "reconstruction mu"]].round(3).to_dict("records")
+    [{'m/(m+f) mean': 0.583, 'scored words': 2, 'reconstruction mu': 0.347}]
+    """
+    rows = []
+    for name in scored.corpora:
+        co = scored.cooc[name, "as-coded", "fixed"]
+        try:
+            share = bias_scores(co.words, co.male, co.female, co.n_male, co.n_female,
+                                mode="as-coded")
+        except ValueError:  # no word meets both genders
+            continue
+        recon = scored.scores.get((name, "as-coded", "fixed"))
+        row = {"corpus": corpus(name).measured, "m/(m+f) mean": float(np.mean(share.scores)),
+               "m/(m+f) stdev": float(np.std(share.scores, ddof=1)) if len(share.words) > 1
+               else np.nan, "scored words": len(share.words),
+               "reconstruction mu": mean_abs_bias(recon) if recon else np.nan,
+               "reconstruction sigma": std_bias(recon) if recon and len(recon.words) > 1
+               else np.nan}
+        bias.record(rec, "train_script_score_mean", row["m/(m+f) mean"], corpus=name)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def corpus_statistics(docs: Docs, scored: CorpusScores,
