@@ -1,5 +1,6 @@
 """LSTM LM and bias regulariser against closed forms and independent numpy computations."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,8 @@ from biasbook.training.lstm import (
     batchify,
     generate,
     perplexity,
+    resolve_device,
+    sample_categorical,
     train_lm,
 )
 
@@ -159,3 +162,75 @@ def test_vocab_and_batchify():
     assert batchify(torch.arange(10), 3).tolist() == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
     with pytest.raises(ValueError, match="too few"):
         batchify(torch.arange(3), 2)
+
+
+def test_untied_debiasing_acts_on_the_chosen_embeddings_only():
+    vocab = Vocab.build(TEXT)
+    reg = BiasRegularizer.from_vocab(vocab, [("he", "she"), ("doctor", "nurse")], lam=1.0)
+    untied = dataclasses.replace(TINY, tied=False)
+    grads = {}
+    for which in ("input", "output", "both"):
+        model = LSTMLanguageModel(len(vocab), untied)
+        sum(reg(w) for w in model.debiased(which)).backward()
+        grads[which] = [p.grad is not None and bool(p.grad.abs().sum() > 0)
+                        for p in (model.encoder.weight, model.decoder.weight)]
+    assert grads == {"input": [True, False], "output": [False, True], "both": [True, True]}
+    tied = LSTMLanguageModel(len(vocab), TINY)  # one matrix: the input penalty reaches the output
+    reg(tied.debiased("input")[0]).backward()
+    assert tied.decoder.weight.grad is not None and tied.decoder.weight.grad.abs().sum() > 0
+
+
+def test_input_only_training_leaves_the_untied_output_embedding_unregularised():
+    vocab = Vocab.build(TEXT)
+    probe = BiasRegularizer.from_vocab(vocab, [("he", "she"), ("doctor", "nurse")], lam=1.0,
+                                       mode="as-coded")
+    reg = BiasRegularizer.from_vocab(vocab, [("he", "she"), ("doctor", "nurse")], lam=10.0,
+                                     mode="as-coded")
+    cos2 = {}
+    for which in ("input", "output"):
+        config = dataclasses.replace(TINY, tied=False, debias=which)
+        model = LSTMLanguageModel(len(vocab), config)
+        before = [float(probe(w.detach())) for w in (model.encoder.weight, model.decoder.weight)]
+        train_lm(model, vocab.encode(TEXT), config, regularizer=reg, progress=False)
+        after = [float(probe(w.detach())) for w in (model.encoder.weight, model.decoder.weight)]
+        cos2[which] = before, after
+    (in_before, out_before), (in_after, out_after) = cos2["input"]
+    assert in_after < 0.01 * in_before and out_after > 0.3 * out_before
+    (in_before, out_before), (in_after, out_after) = cos2["output"]
+    assert out_after < 0.01 * out_before and in_after > 0.3 * in_before
+
+
+def test_tying_and_debias_choices_are_checked():
+    with pytest.raises(ValueError, match="tied=False"):
+        LMConfig(debias="output")
+    with pytest.raises(ValueError, match="debias must be"):
+        LMConfig(tied=False, debias="decoder")
+    vocab = Vocab.build(TEXT)
+    model = LSTMLanguageModel(len(vocab), TINY)
+    with pytest.raises(ValueError, match="untied|tied"):
+        train_lm(model, vocab.encode(TEXT), dataclasses.replace(TINY, tied=False),
+                 progress=False)
+
+
+def test_sample_categorical_matches_softmax():
+    logits = torch.tensor([2.0, 0.0, -math.inf, 1.0, -1.0])
+    for temperature in (1.0, 0.5):
+        expected = np.exp(np.array([2.0, 0.0, -np.inf, 1.0, -1.0]) / temperature)
+        expected /= expected.sum()
+        n = 200_000
+        g = torch.Generator().manual_seed(1)
+        draws = sample_categorical(logits.expand(n, 5), temperature, g)
+        freq = np.bincount(draws.numpy(), minlength=5) / n
+        se = np.sqrt(expected * (1 - expected) / n)
+        assert freq[2] == 0  # probability 0: never drawn
+        assert np.all(np.abs(freq - expected) <= 5 * se + 1e-12)
+
+
+def test_model_follows_its_device_on_cpu():
+    vocab = Vocab.build(TEXT)
+    model = LSTMLanguageModel(len(vocab), TINY).to(resolve_device("cpu"))
+    assert model.device == torch.device("cpu")
+    assert resolve_device("auto") == torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    train_lm(model, vocab.encode(TEXT), dataclasses.replace(TINY, epochs=1), progress=False)
+    assert math.isfinite(perplexity(model, vocab.encode(TEXT), batch=2, bptt=5))
+    assert len(generate(model, vocab, n_seeds=2, length=3)) == 2

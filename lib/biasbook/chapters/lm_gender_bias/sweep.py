@@ -55,7 +55,7 @@ from biasbook.training.lstm import (
 )
 
 # Bump when a change to this module, the LSTM, its training or generation changes what is stored.
-CODE_VERSION = 1
+CODE_VERSION = 2
 CACHE = "lm-gender-bias"
 PER_CORPUS = ("lambdas", "train_tokens", "valid_tokens", "vocab_size", "warmup_tokens",
               "sweep_tokens")
