@@ -67,9 +67,9 @@ test: setup $(MATHJAX)
 test-fast: setup
 	$(BIN)/pytest -m "not slow"
 
+# Every benchmark prints its ratio against a naive baseline timed in the same run.
 bench: setup
-	$(BIN)/python benchmarks/bench_scoring.py
-	$(BIN)/python benchmarks/bench_cooccurrence.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # After changing requirements*.txt in the venv: refresh the lock and the conda mirror.
 MODEL_PACKAGES := $(shell grep -v '^\#' requirements-models.txt | cut -d= -f1 | paste -sd'|')
