@@ -467,11 +467,17 @@ def test_side_by_side_and_relative_change():
                          "value": [2e-3, 1.5e-3]})
     wide = tables.side_by_side(ours, "table3")
     assert wide.loc[("ours, paper", "m", "C_w", "full"), "overall"] == pytest.approx(2.0)
-    printed = wide.loc[("paper (printed)", "ALBERT-base-v2", "C_w", "without strength")]
+    printed = wide.loc[("paper (code print order)", "ALBERT-base-v2", "C_w", "without strength")]
+    # the paper's printed NA column is South America when read in the code's print order
+    assert printed["SA"] == pytest.approx(0.5035) and printed["NA"] == pytest.approx(0.0685)
+    as_headed = tables.side_by_side(ours, "table3", reading="printed header").loc[
+        ("paper (printed header)", "ALBERT-base-v2", "C_w", "without strength")]
+    assert as_headed["NA"] == pytest.approx(0.5035)
     assert printed["overall"] == pytest.approx(2.9390)
     change = tables.relative_change(ours, "table3")
     assert change.loc["without strength", ("m", "paper")] == pytest.approx(-0.25)
-    full = float(wide.loc[("paper (printed)", "ALBERT-base-v2", "C_w", "full"), "overall"])
+    full = float(wide.loc[("paper (code print order)", "ALBERT-base-v2", "C_w", "full"),
+                          "overall"])
     assert change.loc["without strength", ("ALBERT-base-v2", "printed")] == pytest.approx(
         2.9390 / full - 1)
 
@@ -503,8 +509,18 @@ def test_continent_ranking_is_spearman_of_hand_made_rows():
     ranking = tables.continent_ranking(parts, counts)
     ours = ranking.query("source == 'ours (paper mode)'")
     assert ours["spearman"].tolist() == [pytest.approx(-1.0)]  # OC (1 country) and overall out
-    assert ranking.query("source == 'paper (printed)'")["model"].tolist() == [
-        "BERT-base", "ALBERT-base-v2", "RoBERTa-base", "BART-base"]
+    for reading in ("printed header", "code print order"):
+        assert ranking[ranking["source"] == f"paper ({reading})"]["model"].tolist() == [
+            "BERT-base", "ALBERT-base-v2", "RoBERTa-base", "BART-base"]
+    rho = ranking.set_index(["source", "model"])["spearman"]
+    # BERT's C_w read in the code's order: AF .0227 AS .0283 EU .0245 NA .0445 OC .1061
+    # SA .3185; Spearman = Pearson of the ranks (AS and EU tie on 51 countries here: 4.5 each)
+    c_rank = np.array([1, 3, 2, 4, 5, 6])  # AF AS EU NA OC SA, smallest C first
+    n_rank = np.array([6, 4.5, 4.5, 3, 2, 1])
+    assert rho["paper (code print order)", "BERT-base"] == pytest.approx(
+        np.corrcoef(c_rank, n_rank)[0, 1])
+    assert rho["paper (printed header)", "BERT-base"] > rho["paper (code print order)",
+                                                           "BERT-base"]
 
 
 # ----------------------------------------------------------------------------------- maps

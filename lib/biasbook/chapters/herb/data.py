@@ -14,7 +14,27 @@ import pandas as pd
 from biasbook import datafiles
 
 TOPICS: tuple[str, ...] = ("occupation", "intelligence", "appearance", "strength", "morality")
+#: The continent columns as the paper's Tables 1, 2, 3 and 6 head them.
 CONTINENT_COLUMNS: tuple[str, ...] = ("AF", "AS", "EU", "OC", "SA", "NA")
+#: The authors' scripts' loop and print order (calculateBias.py, NonHierarchicalBias.py).
+CODE_ORDER: tuple[str, ...] = ("AF", "AS", "EU", "NA", "OC", "SA")
+#: Printed column position -> the continent it holds, under each reading of the tables.
+READINGS: dict[str, tuple[str, ...]] = {"printed header": CONTINENT_COLUMNS,
+                                        "code print order": CODE_ORDER}
+#: The reading the chapter compares with (notebook 02 tests it: every printed row's implied
+#: mean country distance is far more uniform under it; :mod:`.continent_order`).
+PAPER_READING = "code print order"
+
+
+def reading_map(reading: str) -> dict[str, str]:
+    """Printed column header -> the continent that column holds under ``reading``.
+
+    >>> reading_map("code print order")
+    {'AF': 'AF', 'AS': 'AS', 'EU': 'EU', 'OC': 'NA', 'SA': 'OC', 'NA': 'SA'}
+    """
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {list(READINGS)}, got {reading!r}")
+    return dict(zip(CONTINENT_COLUMNS, READINGS[reading], strict=True))
 
 
 def descriptors() -> pd.DataFrame:
@@ -44,8 +64,9 @@ def substitutions() -> pd.DataFrame:
 def paper_results() -> pd.DataFrame:
     """Tables 1, 2, 3 and 6, one row per printed number: ``table``, ``model``, ``metric``
     (``C_w``, ``C_z`` or ``plain``), ``condition`` (``full``, ``without <topic>``,
-    ``replace <topic>``), ``region`` (a continent code or ``overall``), ``printed`` (the
-    number as printed) and ``multiplier`` (printed = statistic x multiplier).
+    ``replace <topic>``), ``region`` (the printed column header, or ``overall``), ``printed``
+    (the number as printed) and ``multiplier`` (printed = statistic x multiplier). The headers
+    are as printed; :func:`reading_map` says which continent a column holds under each reading.
 
     >>> table = paper_results()
     >>> row = table.query("table == 'table1' and model == 'BERT-base' and metric == 'C_w'")

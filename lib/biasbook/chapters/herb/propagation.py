@@ -12,7 +12,9 @@ The steps, in the notebook's order:
 4. tables: :func:`overall_metrics` / :func:`table4_overall`, :func:`table4_regions`,
    :func:`table5`, :func:`change_by_continent`;
 5. :func:`herb_country_bias` and :func:`herb_vs_change`: does a language model's HERB bias
-   of a country predict how much its name moves a classifier?
+   of a country predict how much its name moves a classifier? (not the paper's claim)
+6. :func:`model_ranking`, :func:`paper_model_ranking`, :func:`ranking_test`: the paper's
+   claim, that models rank alike by HERB (Table 1) and by flipped labels (Table 5).
 
 Statistics are :mod:`.downstream`'s; this module only runs them over tasks, models and regions.
 """
@@ -21,15 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 from biasbook import models as lms
 from biasbook.chapters.herb import downstream as ds
 from biasbook.chapters.herb import regions
-from biasbook.chapters.herb.analysis import herb_regions
+from biasbook.chapters.herb.analysis import herb_regions, paper_values
 from biasbook.chapters.herb.data import descriptors
 from biasbook.chapters.herb.model_scores import score_models
 from biasbook.metrics.herb import hierarchical_bias
@@ -336,3 +339,54 @@ def herb_vs_change(per_region: Mapping[tuple[str, str], pd.DataFrame],
                              "level": level, "n": n, "Spearman rho": rho, "p-value": pvalue})
             points.append((task, name, hname, bias.loc[names].to_numpy(), size))
     return pd.DataFrame(rows), points
+
+
+# ------------------------------------------------------------- the paper's claim: model ranks
+
+
+def model_ranking(herb_overall: Mapping[str, float], flips: pd.DataFrame) -> pd.DataFrame:
+    """Sec. 4.5's claim, model by model: the overall HERB C_w (Table 1) against the percentage
+    of hatespeech18 labels that flip when a country is named (Table 5, "Country-All": both
+    directions summed), for the models in both. Columns ``HERB overall``, ``labels flipped
+    (%)`` and their ranks (1 = largest).
+
+    >>> flips = pd.DataFrame({"all/neg_to_pos": [1.0, 2.0], "all/pos_to_neg": [1.0, 0.5]},
+    ...                      index=["a", "b"])
+    >>> model_ranking({"a": 3.0, "b": 1.0, "c": 9.0}, flips)["labels flipped (%)"].tolist()
+    [2.0, 2.5]
+    """
+    both = [m for m in flips.index if m in herb_overall]
+    frame = pd.DataFrame({"HERB overall": [herb_overall[m] for m in both],
+                          "labels flipped (%)": flips.loc[both, ["all/neg_to_pos",
+                                                                 "all/pos_to_neg"]].sum(axis=1)},
+                         index=pd.Index(both, name="model"))
+    return frame.assign(**{"rank by HERB": frame["HERB overall"].rank(ascending=False),
+                           "rank by flips": frame["labels flipped (%)"].rank(ascending=False)})
+
+
+def paper_model_ranking() -> pd.DataFrame:
+    """:func:`model_ranking` on the paper's printed numbers: Table 1's overall C_w (x 10^3)
+    and Table 5's Country-All flips, for BERT, ALBERT, RoBERTa and BART."""
+    t1 = paper_values("table1").query("metric == 'C_w' and region == 'overall'")
+    return model_ranking(dict(zip(t1["model"], t1["printed"], strict=True)),
+                         ds.paper_table5())
+
+
+def ranking_test(frame: pd.DataFrame) -> dict[str, float]:
+    """Spearman correlation of a :func:`model_ranking` table and its exact one-sided p-value:
+    the share of the ``n!`` orderings of the models whose correlation is at least as large
+    (the claim is a positive association). NaN with fewer than 3 models.
+
+    >>> frame = pd.DataFrame({"HERB overall": [1.0, 2.0, 3.0], "labels flipped (%)": [1, 2, 3]})
+    >>> ranking_test(frame)  # perfect agreement: 1 ordering of 3! = 6
+    {'models': 3, 'spearman': 1.0, 'p (exact, one-sided)': 0.16666666666666666}
+    """
+    n = len(frame)
+    if n < 3:
+        return {"models": n, "spearman": np.nan, "p (exact, one-sided)": np.nan}
+    x = rankdata(frame["HERB overall"])
+    y = rankdata(frame["labels flipped (%)"])
+    rho = float(np.corrcoef(x, y)[0, 1])
+    null = np.array([np.corrcoef(x, y[list(p)])[0, 1] for p in permutations(range(n))])
+    return {"models": n, "spearman": rho,
+            "p (exact, one-sided)": float((null >= rho - 1e-12).mean())}

