@@ -252,7 +252,8 @@ LSTM = {"layers": 1, "hidden": 8, "emb": 8, "dropout": 0.1, "bptt": 5, "batch": 
 SETTINGS = sweep.Settings(
     lambdas=[0.0, 0.5], train_tokens=None, valid_tokens=None, un_train_speeches=None,
     un_valid_speeches=None, un_seed=0, vocab_size=30, warmup_tokens=200, sweep_tokens=200,
-    lstm=LSTM, reg_mode="as-coded", generation={"n_seeds": 3, "length": 6})
+    lstm=LSTM, reg_mode="as-coded", generation={"n_seeds": 3, "length": 6}, seeds=[0],
+    tying=None)
 
 
 @pytest.fixture
@@ -284,7 +285,7 @@ def test_sweep_is_the_documented_recipe(tiny_ptb):
     # by hand: warm up on tokens 0-199, then continue on 200-299 and 0-99 (wrapping round)
     model = LSTMLanguageModel(len(d.vocab), config)
     train_lm(model, d.ids[:200], config, progress=False)
-    assert result.warmups["ptb"].fingerprint == fingerprint(model)
+    assert result.warmups[0]["ptb"].fingerprint == fingerprint(model)
     reg = BiasRegularizer.from_vocab(d.vocab, d.pairs, lam=0.5, mode="as-coded")
     history = train_lm(model, torch.cat([d.ids[200:], d.ids[:100]]), config, regularizer=reg,
                        progress=False)
@@ -302,7 +303,47 @@ def test_sweep_is_the_documented_recipe(tiny_ptb):
     assert result.runs["ptb", 0.0].lm.history[0]["bias_loss"] == 0.0  # no regulariser at 0
     assert result.lambdas == {"ptb": [0.0, 0.5]}
     assert [m.name for m in result.models()] == [
-        "lstm/ptb/warm-up", "lstm/ptb/lambda=0", "lstm/ptb/lambda=0.5"]
+        "lstm/ptb/seed=0/warm-up", "lstm/ptb/seed=0/lambda=0", "lstm/ptb/seed=0/lambda=0.5"]
+
+
+def test_each_training_seed_has_its_own_warm_up_and_texts(tiny_ptb):
+    settings = sweep.Settings(**{**SETTINGS.__dict__, "seeds": [0, 4]})
+    result = sweep.run({"ptb": tiny_ptb}, settings, progress=False)
+    config = LMConfig(**{**LSTM, "seed": 4}, epochs=1)
+    model = LSTMLanguageModel(len(tiny_ptb.vocab), config)  # seed 4: init and dropout
+    train_lm(model, tiny_ptb.ids[:200], config, progress=False)
+    assert result.warmups[4]["ptb"].fingerprint == fingerprint(model)
+    assert result.warmups[0]["ptb"].fingerprint != fingerprint(model)
+    assert list(result.by_seed) == [0, 4] and result.runs == result.by_seed[0]
+    run = result.by_seed[4]["ptb", 0.5]
+    assert run.seed == 4 and run.texts == generate(run.lm.model, tiny_ptb.vocab, n_seeds=3,
+                                                   length=6, seed=4)
+    with pytest.raises(ValueError, match="seeds"):
+        sweep.Settings(**{**SETTINGS.__dict__, "seeds": [1, 1]})
+    per_corpus = sweep.Settings(**{**SETTINGS.__dict__, "seeds": {"ptb": [4]}})
+    assert list(sweep.run({"ptb": tiny_ptb}, per_corpus, progress=False).runs.values())[0].seed == 4
+
+
+def test_tying_runs_untie_the_warm_up_and_debias_the_chosen_side(tiny_ptb):
+    d = tiny_ptb
+    settings = sweep.Settings(**{**SETTINGS.__dict__, "tying": {"corpus": "ptb", "lam": 0.5}})
+    result = sweep.run({"ptb": d}, settings, progress=False)
+    runs = sweep.tying_runs({"ptb": d}, settings, result, progress=False)
+    assert list(runs) == [("tied", 0.0), ("tied", 0.5), ("untied", 0.0),
+                          ("untied, input", 0.5), ("untied, output", 0.5), ("untied, both", 0.5)]
+    assert runs["tied", 0.5] is result.runs["ptb", 0.5]  # the sweep's own model, not retrained
+    # by hand: the tied warm-up copied into two matrices, then only the output one regularised
+    config = LMConfig(**LSTM, epochs=1, tied=False, debias="output")
+    model = LSTMLanguageModel(len(d.vocab), config)
+    model.load_state_dict(result.warmups[0]["ptb"].model.state_dict())
+    reg = BiasRegularizer.from_vocab(d.vocab, d.pairs, lam=0.5, mode="as-coded")
+    train_lm(model, torch.cat([d.ids[200:], d.ids[:100]]), config, regularizer=reg,
+             progress=False)
+    out = runs["untied, output", 0.5]
+    assert out.lm.fingerprint == fingerprint(model) and not out.lm.model.tied
+    assert out.cos2_out < out.cos2  # the output side is the regularised one
+    assert runs["tied", 0.5].cos2_out == runs["tied", 0.5].cos2  # one matrix
+    assert sweep.tying_runs({"ptb": d}, SETTINGS, result) == {}
 
 
 class Interrupted(Exception):
@@ -453,3 +494,29 @@ def test_regression_points():
     assert points.to_dict("list") == {"train": [0.0, 1.0], "generated": [0.5, 1.5]}
     assert fit.beta == pytest.approx(1.0) and fit.intercept == pytest.approx(0.5)
     assert sweep_tables.regression_points(train, None)[1] is None
+
+
+def test_seed_scores_take_the_change_from_lambda_zero_within_each_seed():
+    gender = (frozenset({"he"}), frozenset({"she"}))
+    data = {"ptb": SimpleNamespace(bias_docs=[["he", "a", "she", "a", "b", "he", "b"]] * 40,
+                                   gender=gender)}
+    texts = {  # mu (as-coded, fixed) of each text, by hand: a = log((f/F) / (m/M)) etc.
+        "even": [["he", "a", "she", "a"] * 30],
+        "lean": [["he", "a", "he", "b", "she", "a", "she", "b", "he", "a"] * 30],
+    }
+    by_seed = {s: {("ptb", 0.0): fake_run(100.0 + s, texts["even"]),
+                   ("ptb", 1.0): fake_run(110.0 + s, texts[t])}
+               for s, t in ((0, "lean"), (1, "even"))}
+    for runs in by_seed.values():
+        for (name, lam), run in runs.items():
+            run.corpus, run.lam = name, lam
+    per_seed = sweep_tables.seed_scores(data, by_seed, progress=False)
+    mu = {k: bias.summary(bias.score(v, gender, "as-coded", "fixed")[0])["mu"]
+          for k, v in texts.items()}
+    assert mu["lean"] != pytest.approx(mu["even"])
+    assert per_seed["delta mu"].tolist() == pytest.approx(
+        [0.0, mu["lean"] - mu["even"], 0.0, 0.0])
+    summary = sweep_tables.seed_summary(per_seed).set_index("λ")
+    assert summary.loc[1.0, "ppl mean"] == 110.5 and summary.loc[1.0, "seeds"] == 2
+    assert summary.loc[1.0, "Δμ sd"] == pytest.approx(abs(mu["lean"] - mu["even"]) / np.sqrt(2))
+    assert summary.loc[0.0, "paper μ"] == 0.74  # the paper's Table 1, PTB, lambda = 0

@@ -4,15 +4,25 @@ For each corpus (:func:`prepare`): the training stream with ``<eos>`` at every l
 of the ``vocab_size`` most frequent words, the held-out stream, the defining pairs with both words
 in the vocabulary, and the training text without ``<eos>`` for the co-occurrence scores.
 
-Then (:func:`run`): a shared warm-up with lambda = 0 on the first ``warmup_tokens`` tokens of the
-stream (:func:`warm_up`), and for every lambda a model that continues from it on the next
-``sweep_tokens`` tokens (wrapping round to the start: :func:`stream_slice`), with the regulariser
-of :mod:`biasbook.mitigation.subspace` when lambda > 0 (:func:`train_lambda`). The lambda = 0
-model gets the same extra training without it, so every lambda sees the same data in the same
-order. After training: the held-out perplexity, the mean squared cosine of the neutral words'
-normalised embeddings with the gender direction, and ``generation["n_seeds"]`` texts of
-``generation["length"]`` sampled words (:func:`generate_texts`, i.e.
-:func:`biasbook.training.lstm.generate` with seed 0).
+Then (:func:`run`), for every training seed of ``seeds``: a warm-up with lambda = 0 on the first
+``warmup_tokens`` tokens of the stream (:func:`warm_up`), shared by that seed's lambdas, and for
+every lambda a model that continues from it on the next ``sweep_tokens`` tokens (wrapping round to
+the start: :func:`stream_slice`), with the regulariser of :mod:`biasbook.mitigation.subspace` when
+lambda > 0 (:func:`train_lambda`). The lambda = 0 model gets the same extra training without it,
+so every lambda sees the same data in the same order. The seed sets the LSTM's initialisation and
+dropout and the sampling of the texts, so the spread over seeds is the spread of the whole
+experiment, training included. After training: the held-out perplexity, the mean squared cosine
+of the neutral words' normalised input (and output) embeddings with the gender direction, and
+``generation["n_seeds"]`` texts of ``generation["length"]`` sampled words (:func:`generate_texts`,
+i.e. :func:`biasbook.training.lstm.generate` with the training seed).
+
+:func:`tying_runs` compares, on one corpus and lambda from the first seed's warm-up, the tied model
+of the sweep with untied ones whose regulariser acts on the input, the output or both embeddings
+(the paper's section 3.4 comparison), each beside an untied lambda = 0 model.
+
+Models train and generate on ``device`` (``cpu``, ``cuda``, or ``auto``: CUDA when available);
+what is stored does not depend on it, except that a GPU's arithmetic and random numbers differ,
+so the device is part of every cache key.
 
 Every warm-up, trained model and generated corpus is stored with :mod:`biasbook.store` under
 ``cache_dir()/lm-gender-bias/<stage>/``, keyed by its inputs (the content of the token streams,
@@ -33,7 +43,7 @@ mapping ``{corpus: value}`` (:func:`per_corpus`).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 import torch
@@ -51,6 +61,7 @@ from biasbook.training.lstm import (
     Vocab,
     generate,
     perplexity,
+    resolve_device,
     train_lm,
 )
 
@@ -58,7 +69,7 @@ from biasbook.training.lstm import (
 CODE_VERSION = 2
 CACHE = "lm-gender-bias"
 PER_CORPUS = ("lambdas", "train_tokens", "valid_tokens", "vocab_size", "warmup_tokens",
-              "sweep_tokens")
+              "sweep_tokens", "seeds")
 
 
 def per_corpus(value, corpus: str):
@@ -86,10 +97,18 @@ class Settings:
     lstm: dict
     reg_mode: str
     generation: dict  # {"n_seeds": texts per lambda, "length": tokens per text}
+    seeds: list[int] | dict  # training seeds: one warm-up and one lambda sweep each
+    tying: dict | None  # {"corpus": ..., "lam": ...} for tying_runs, or None
+    device: str = "cpu"
 
     def __post_init__(self):
         if sorted(self.generation) != ["length", "n_seeds"]:
             raise ValueError(f"generation must give n_seeds and length, got {self.generation}")
+        for seeds in self.seeds.values() if isinstance(self.seeds, dict) else [self.seeds]:
+            if not seeds or len(set(seeds)) != len(seeds):
+                raise ValueError(f"seeds must be a non-empty list of distinct seeds, got {seeds}")
+        if self.tying is not None and sorted(self.tying) != ["corpus", "lam"]:
+            raise ValueError(f"tying must give corpus and lam (or be null), got {self.tying}")
 
     @property
     def n_seeds(self) -> int:
@@ -109,9 +128,11 @@ class Settings:
         value = getattr(self, key)
         return per_corpus(value, corpus) if key in PER_CORPUS else value
 
-    def config(self) -> LMConfig:
-        """The LSTM's hyper-parameters; one pass over each slice of the stream."""
-        return LMConfig(**self.lstm, epochs=1)
+    def config(self, seed: int | None = None, **changes) -> LMConfig:
+        """The LSTM's hyper-parameters (seed ``seed``, then ``changes`` such as ``tied``); one
+        pass over each slice of the stream."""
+        config = LMConfig(**{**self.lstm, **changes}, epochs=1)
+        return config if seed is None else replace(config, seed=seed)
 
 
 @dataclass
@@ -158,18 +179,30 @@ class LambdaRun:
     ppl: float
     cos2: float  # mean squared cosine of the neutral words with the gender direction
     texts: list[list[str]]
+    seed: int = 0
+    cos2_out: float = float("nan")  # the same for the output embeddings (= cos2 when tied)
 
 
 @dataclass
 class Sweep:
-    """Every corpus's warm-up (``None`` without one) and every (corpus, lambda) run, in order."""
+    """Per training seed, every corpus's warm-up (``None`` without one) and every (corpus,
+    lambda) run, in order; ``runs`` holds each corpus's first seed (the detailed tables)."""
 
-    warmups: dict[str, TrainedLM | None]
-    runs: dict[tuple[str, float], LambdaRun]
+    warmups: dict[int, dict[str, TrainedLM | None]]
+    by_seed: dict[int, dict[tuple[str, float], LambdaRun]]
+
+    @property
+    def runs(self) -> dict[tuple[str, float], LambdaRun]:
+        out: dict[tuple[str, float], LambdaRun] = {}
+        for runs in self.by_seed.values():
+            for key, run in runs.items():
+                out.setdefault(key, run)
+        return out
 
     def models(self) -> list[TrainedLM]:
         """Every trained model: the warm-ups, then one per run."""
-        return [m for m in self.warmups.values() if m] + [r.lm for r in self.runs.values()]
+        return [m for w in self.warmups.values() for m in w.values() if m] + [
+            r.lm for runs in self.by_seed.values() for r in runs.values()]
 
     @property
     def lambdas(self) -> dict[str, list[float]]:
@@ -203,21 +236,25 @@ def stream_slice(ids: torch.Tensor, start: int, n: int) -> torch.Tensor:
     return ids.repeat(reps)[start : start + n]
 
 
-def warm_up(data: LMCorpus, settings: Settings, *, progress: bool = True) -> TrainedLM | None:
-    """The shared lambda = 0 model after ``warmup_tokens`` tokens (``None`` when that is 0)."""
-    config, n = settings.config(), settings.value("warmup_tokens", data.name)
+def warm_up(data: LMCorpus, settings: Settings, seed: int | None = None, *,
+            progress: bool = True) -> TrainedLM | None:
+    """The lambda = 0 model after ``warmup_tokens`` tokens (``None`` when that is 0), shared by
+    the lambdas of training seed ``seed`` (default: the ``lstm`` setting's)."""
+    config, n = settings.config(seed), settings.value("warmup_tokens", data.name)
     if not n:
         return None
-    key = store.content_key("warmup", data.key, asdict(config), n, CODE_VERSION,
+    device = resolve_device(settings.device)
+    key = store.content_key("warmup", data.key, asdict(config), n, str(device), CODE_VERSION,
                             torch.__version__)
 
     def compute():
-        model = LSTMLanguageModel(len(data.vocab), config)
+        model = LSTMLanguageModel(len(data.vocab), config).to(device)
         history = train_lm(model, stream_slice(data.ids, 0, n), config, progress=progress)
         return _pack(model, history)
 
     arrays = store.cached_arrays(f"{CACHE}/warmup", key, compute)
-    return _unpack(arrays, f"lstm/{data.name}/warm-up", key, len(data.vocab), config)
+    return _unpack(arrays, f"lstm/{data.name}/seed={config.seed}/warm-up", key,
+                   len(data.vocab), config)
 
 
 def gender_probe(data: LMCorpus, reg_mode: str) -> BiasRegularizer:
@@ -225,65 +262,113 @@ def gender_probe(data: LMCorpus, reg_mode: str) -> BiasRegularizer:
     return BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=1.0, mode=reg_mode)
 
 
-def mean_cos2(model: LSTMLanguageModel, probe: BiasRegularizer) -> float:
-    """``||N B||_F^2 / |N|`` on the model's embeddings: with ``as-coded`` (normalised rows,
-    k = 1), the mean squared cosine of the neutral words with the gender direction."""
+def mean_cos2(model: LSTMLanguageModel, probe: BiasRegularizer, which: str = "input") -> float:
+    """``||N B||_F^2 / |N|`` on the model's ``input`` (or ``output``) embeddings: with
+    ``as-coded`` (normalised rows, k = 1), the mean squared cosine of the neutral words with the
+    gender direction."""
+    weight = model.encoder.weight if which == "input" else model.decoder.weight
     with torch.no_grad():
-        return float(probe(model.encoder.weight)) / len(probe.neutral_ids)
+        return float(probe(weight.cpu())) / len(probe.neutral_ids)
 
 
 def train_lambda(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM | None, *,
-                 progress: bool = True) -> tuple[TrainedLM, float, float]:
-    """(model, held-out perplexity, mean cos^2) after ``sweep_tokens`` more tokens at ``lam``."""
-    config, lam = settings.config(), float(lam)
+                 seed: int | None = None, tied: bool = True, debias: str = "input",
+                 progress: bool = True) -> tuple[TrainedLM, dict[str, float]]:
+    """(model, {ppl, cos2, cos2_out}) after ``sweep_tokens`` more tokens at ``lam``: held-out
+    perplexity and the mean cos^2 of the input and output embeddings. ``tied=False`` unties the
+    warm-up's embedding into two copies and regularises the ``debias`` ones."""
+    config, lam = settings.config(seed, tied=tied, debias=debias), float(lam)
     n_warm = settings.value("warmup_tokens", data.name) or 0
     n_sweep = settings.value("sweep_tokens", data.name)
+    device = resolve_device(settings.device)
     key = store.content_key("lambda", data.key, asdict(config), n_warm, n_sweep, lam,
-                            settings.reg_mode, CODE_VERSION, torch.__version__)
+                            settings.reg_mode, str(device), CODE_VERSION, torch.__version__)
 
     def compute():
         model = LSTMLanguageModel(len(data.vocab), config)
-        if warm is not None:
+        if warm is not None:  # untied: encoder and decoder both start from the tied matrix
             model.load_state_dict(warm.model.state_dict())
+        model.to(device)
         reg = None
         if lam > 0:
             reg = BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=lam,
                                              mode=settings.reg_mode)
         history = train_lm(model, stream_slice(data.ids, n_warm, n_sweep), config,
                            regularizer=reg, progress=progress)
-        ppl = perplexity(model, data.held_ids, bptt=config.bptt)
-        return _pack(model, history, ppl=ppl,
-                     cos2=mean_cos2(model, gender_probe(data, settings.reg_mode)))
+        probe = gender_probe(data, settings.reg_mode)
+        return _pack(model, history, ppl=perplexity(model, data.held_ids, bptt=config.bptt),
+                     cos2=mean_cos2(model, probe), cos2_out=mean_cos2(model, probe, "output"))
 
     arrays = store.cached_arrays(f"{CACHE}/lambda", key, compute)
-    lm = _unpack(arrays, f"lstm/{data.name}/lambda={lam:g}", key, len(data.vocab), config)
-    return lm, float(arrays["ppl"]), float(arrays["cos2"])
+    name = f"lstm/{data.name}/seed={config.seed}/lambda={lam:g}"
+    if not tied:
+        name += f"/untied-{debias}"
+    lm = _unpack(arrays, name, key, len(data.vocab), config)
+    return lm, {k: float(arrays[k]) for k in ("ppl", "cos2", "cos2_out")}
 
 
 def generate_texts(lm: TrainedLM, vocab: Vocab, n_seeds: int, length: int,
-                   seed: int = 0) -> list[list[str]]:
-    """:func:`biasbook.training.lstm.generate`, stored by the model's fingerprint."""
+                   seed: int = 0, device: str = "cpu") -> list[list[str]]:
+    """:func:`biasbook.training.lstm.generate` on ``device``, stored by the model's
+    fingerprint."""
+    device = resolve_device(device)
     key = store.content_key("generated", lm.fingerprint, vocab.itos, n_seeds, length, seed,
-                            CODE_VERSION, torch.__version__)
+                            str(device), CODE_VERSION, torch.__version__)
 
     def compute():
-        texts = generate(lm.model, vocab, n_seeds=n_seeds, length=length, seed=seed)
+        texts = generate(lm.model.to(device), vocab, n_seeds=n_seeds, length=length, seed=seed)
+        lm.model.cpu()
         return {"ids": torch.stack([vocab.encode(t) for t in texts]).numpy()}
 
     ids = store.cached_arrays(f"{CACHE}/generated", key, compute)["ids"]
     return [vocab.decode(row) for row in ids]
 
 
+def lambda_run(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM | None, *,
+               seed: int, progress: bool = True, **untie) -> LambdaRun:
+    """:func:`train_lambda`, then the model's texts (generated with the training seed)."""
+    lm, stats = train_lambda(data, lam, settings, warm, seed=seed, progress=progress, **untie)
+    texts = generate_texts(lm, data.vocab, settings.n_seeds, settings.gen_length, seed=seed,
+                           device=settings.device)
+    return LambdaRun(data.name, float(lam), lm, stats["ppl"], stats["cos2"], texts, seed,
+                     stats["cos2_out"])
+
+
 def run(data: dict[str, LMCorpus], settings: Settings, *, progress: bool = True) -> Sweep:
-    """Warm up, train and generate for every corpus of ``data`` and each of its lambdas."""
-    warmups = {name: warm_up(d, settings, progress=progress) for name, d in data.items()}
-    jobs = [(name, lam) for name in data for lam in settings.value("lambdas", name)]
-    runs = {}
-    for name, lam in tqdm(jobs, desc="λ sweep (train + generate)", disable=not progress):
-        lm, ppl, cos2 = train_lambda(data[name], lam, settings, warmups[name], progress=progress)
-        texts = generate_texts(lm, data[name].vocab, settings.n_seeds, settings.gen_length)
-        runs[name, lam] = LambdaRun(name, lam, lm, ppl, cos2, texts)
-    return Sweep(warmups, runs)
+    """For every corpus of ``data`` and each of its training seeds: warm up, then train and
+    generate for each of its lambdas."""
+    warmups, by_seed = {}, {}
+    jobs = [(seed, name, lam) for name in data for seed in settings.value("seeds", name)
+            for lam in settings.value("lambdas", name)]
+    for seed, name, lam in tqdm(jobs, desc="λ sweep (train + generate)", disable=not progress):
+        if name not in warmups.setdefault(seed, {}):
+            warmups[seed][name] = warm_up(data[name], settings, seed, progress=progress)
+        by_seed.setdefault(seed, {})[name, lam] = lambda_run(
+            data[name], lam, settings, warmups[seed][name], seed=seed, progress=progress)
+    return Sweep(warmups, by_seed)
+
+
+def tying_runs(data: dict[str, LMCorpus], settings: Settings, sweep: Sweep, *,
+               progress: bool = True) -> dict[tuple[str, float], LambdaRun]:
+    """The tied sweep model at ``tying["lam"]`` (and lambda = 0) of the first seed beside
+    untied models regularised on the input, the output or both embeddings, and an untied
+    lambda = 0 model, all from the same warm-up: ``{(variant, lam): run}`` with variants
+    ``tied``, ``untied, input``, ``untied, output``, ``untied, both``. ``{}`` without
+    ``tying``."""
+    if settings.tying is None:
+        return {}
+    name, lam = settings.tying["corpus"], float(settings.tying["lam"])
+    seed, d = settings.value("seeds", name)[0], data[name]
+    warm = sweep.warmups[seed][name]
+    jobs = [("tied", 0.0, {}), ("tied", lam, {}), ("untied", 0.0, {"tied": False}),
+            *((f"untied, {w}", lam, {"tied": False, "debias": w})
+              for w in ("input", "output", "both"))]
+    out = {}
+    for variant, lam_, untie in tqdm(jobs, desc="tied vs untied", disable=not progress):
+        done = sweep.by_seed[seed].get((name, lam_)) if variant == "tied" else None
+        out[variant, lam_] = done or lambda_run(d, lam_, settings, warm, seed=seed,
+                                                progress=progress, **untie)
+    return out
 
 
 def _pack(model: LSTMLanguageModel, history: list[dict], **scalars: float) -> dict:

@@ -9,7 +9,12 @@ it also records the headline numbers next to the paper's (:func:`.bias.record`).
 - :func:`score_texts`: mu, sigma, beta of the training text ("train"), of a same-size sample of it
   ("sample", a control the paper does not have) and of each lambda's generated text, in both
   countings and contexts, with bootstrap standard errors of mu (``as-coded``, fixed context).
-- :func:`table_1_to_3`: ours and the paper's in the layout of Tables 1-3.
+- :func:`table_1_to_3`: ours and the paper's in the layout of Tables 1-3 (the first seed).
+- :func:`seed_scores`, :func:`seed_summary`: mu, beta, perplexity of every training seed
+  (``as-coded``, fixed context), and their mean and spread over seeds, with the change from
+  lambda = 0 taken within each seed.
+- :func:`tying_table`: tied vs untied input/output/both debiasing (:func:`.sweep.tying_runs`).
+- :func:`prose_numbers`: the numbers the notebook's text quotes, by name (for myst-nb ``glue``).
 - :func:`tradeoff_frame`: mu, beta, perplexity and the gender projection against lambda, ours and
   the paper's, each also relative to its lambda = 0 value (the trade-off figures).
 - :func:`excerpts`: Table 4's form, generated text around strongly gendered words.
@@ -120,6 +125,144 @@ def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length:
         bias.record(rec, "mu_bootstrap_se", row.mu_se, **labels)
         bias.record(rec, "scored_words", row.words, **labels)
     return TextScores(reference, generated, long)
+
+
+def seed_scores(data: dict[str, LMCorpus], by_seed: dict[int, Runs], *,
+                progress: bool = True) -> pd.DataFrame:
+    """One row per corpus, lambda and training seed (``as-coded``, fixed context): mu, sigma,
+    beta, scored words, perplexity, mean cos^2, and ``delta mu`` = mu - mu(lambda = 0) of the
+    same seed (NaN without a lambda = 0 run)."""
+    reference = {name: bias.score(d.bias_docs, d.gender, "as-coded", "fixed")[0]
+                 for name, d in data.items()}
+    rows = []
+    jobs = [(seed, key) for seed, runs in by_seed.items() for key in runs]
+    for seed, (name, lam) in tqdm(jobs, desc="bias per seed", disable=not progress):
+        run = by_seed[seed][name, lam]
+        docs = [[t for t in text if t != EOS] for text in run.texts]
+        s, _ = bias.score(docs, data[name].gender, "as-coded", "fixed")
+        rows.append({"corpus": name, "lam": float(lam), "seed": seed, "ppl": run.ppl,
+                     "cos2": run.cos2, **bias.summary(s, reference[name])})
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        at_zero = frame[frame.lam == 0].set_index(["corpus", "seed"])["mu"]
+        index = pd.MultiIndex.from_frame(frame[["corpus", "seed"]])
+        frame["delta mu"] = frame["mu"].to_numpy() - at_zero.reindex(index).to_numpy()
+    return frame
+
+
+def seed_summary(per_seed: pd.DataFrame, rec: Recorder | None = None) -> pd.DataFrame:
+    """Per corpus and lambda: mean, standard deviation (``sd``, ddof 1) and range over the
+    training seeds of mu, delta mu, beta and perplexity, beside the paper's mu, beta and
+    perplexity (fixed context); records the means and standard deviations.
+
+    >>> per_seed = pd.DataFrame({"corpus": "ptb", "lam": [0.0, 0.0, 1.0, 1.0],
+    ...     "seed": [0, 1, 0, 1], "mu": [0.8, 0.9, 0.7, 0.9], "delta mu": [0, 0, -0.1, 0.0],
+    ...     "beta": 0.1, "ppl": 300.0})
+    >>> seed_summary(per_seed).loc[1, ["μ mean", "μ sd", "Δμ mean", "seeds"]].round(3).tolist()
+    [0.8, 0.141, -0.05, 2.0]
+    """
+    rows = []
+    for (name, lam), g in per_seed.groupby(["corpus", "lam"], sort=False):
+        paper = paper_sweep(name).get(lam, {})
+        row = {"corpus": name, "λ": lam, "seeds": len(g)}
+        for col, label, paper_key in (("mu", "μ", "fixed_mu"), ("delta mu", "Δμ", None),
+                                      ("beta", "β", "fixed_beta"), ("ppl", "ppl", "ppl")):
+            values = g[col].dropna().to_numpy(dtype=float)
+            mean = float(values.mean()) if len(values) else np.nan
+            sd = float(values.std(ddof=1)) if len(values) > 1 else np.nan
+            row.update({f"{label} mean": mean, f"{label} sd": sd,
+                        f"{label} min": values.min() if len(values) else np.nan,
+                        f"{label} max": values.max() if len(values) else np.nan})
+            if paper_key:
+                row[f"paper {label}"] = paper.get(paper_key)
+            key = {"μ": "mu", "Δμ": "delta_mu", "β": "beta", "ppl": "perplexity"}[label]
+            if label != "Δμ" or lam != 0:
+                bias.record(rec, f"{key}_seed_mean", mean,
+                            paper=paper.get(paper_key) if paper_key else None,
+                            corpus=name, lam=lam)
+                bias.record(rec, f"{key}_seed_sd", sd, corpus=name, lam=lam)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaRun],
+                rec: Recorder | None = None) -> pd.DataFrame:
+    """:func:`.sweep.tying_runs` as a table: per variant and lambda, perplexity, mean cos^2 of
+    the input and output embeddings, mu and beta of the generated text (``as-coded``, fixed),
+    and perplexity and mu relative to lambda = 0 with the same tying."""
+    rows = []
+    for (variant, lam), run in runs.items():
+        d = data[run.corpus]
+        ref, _ = bias.score(d.bias_docs, d.gender, "as-coded", "fixed")
+        docs = [[t for t in text if t != EOS] for text in run.texts]
+        s, _ = bias.score(docs, d.gender, "as-coded", "fixed")
+        stats = bias.summary(s, ref)
+        rows.append({"corpus": corpus(run.corpus).label, "variant": variant, "λ": lam,
+                     "perplexity": run.ppl, "cos² input": run.cos2, "cos² output": run.cos2_out,
+                     "μ": stats["mu"], "β": stats["beta"]})
+        labels = {"corpus": run.corpus, "variant": variant, "lam": lam}
+        for key, value in (("tying_perplexity", run.ppl), ("tying_cos2_input", run.cos2),
+                           ("tying_cos2_output", run.cos2_out), ("tying_mu", stats["mu"])):
+            bias.record(rec, key, value, **labels)
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        tying = frame["variant"].str.split(",").str[0]
+        base = frame[frame["λ"] == 0].assign(tying=tying).set_index("tying")
+        frame["ppl / ppl(λ=0)"] = frame["perplexity"] / base["perplexity"].reindex(tying).values
+        frame["μ − μ(λ=0)"] = frame["μ"] - base["μ"].reindex(tying).values
+    return frame
+
+
+PROSE_CORPORA = ("ptb", "wikitext-2")
+TYING_VARIANTS = {"tied": "tied", "input": "untied, input", "output": "untied, output",
+                  "both": "untied, both"}
+
+
+def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
+                  tying: pd.DataFrame) -> dict[str, float]:
+    """The numbers notebook 02's text quotes, under fixed names (NaN when a run lacks them):
+    per corpus of :data:`PROSE_CORPORA` (``ptb_...``, ``wikitext_2_...``) the seeds, the
+    smallest and largest lambda > 0, mu at lambda = 0 (mean, sd over seeds), the change of mu to
+    those lambdas (mean, sd), relative perplexity at the largest, the range of beta's seed means,
+    beta of the same-size training sample, mean cos^2 at lambda = 0 and the largest lambda; and
+    per tying variant (``tying_tied_...``, ``tying_input_...``) relative perplexity, change of
+    mu, cos^2 of the input and output embeddings."""
+    out: dict[str, float] = {}
+    for name in PROSE_CORPORA:
+        p = name.replace("-", "_")
+        g = per_seed[per_seed.corpus == name] if len(per_seed) else per_seed
+        lams = sorted(lam for lam in g["lam"].unique() if lam > 0) if len(g) else []
+        low, high = (lams[0], lams[-1]) if lams else (np.nan, np.nan)
+
+        def at(lam, col, how="mean", g=g):
+            values = g.loc[g["lam"] == lam, col].dropna() if len(g) else pd.Series(dtype=float)
+            if how == "sd":
+                return float(values.std(ddof=1)) if len(values) > 1 else np.nan
+            return float(values.mean()) if len(values) else np.nan
+
+        beta = g.groupby("lam")["beta"].mean() if len(g) else pd.Series(dtype=float)
+        sample = long[(long.corpus == name) & (long.lam == "sample")
+                      & (long.counting == "as-coded") & (long.context == "fixed")]
+        out.update({
+            f"{p}_seeds": float(g["seed"].nunique()) if len(g) else np.nan,
+            f"{p}_lam_low": low, f"{p}_lam_high": high,
+            f"{p}_mu0_mean": at(0.0, "mu"), f"{p}_mu0_sd": at(0.0, "mu", "sd"),
+            f"{p}_dmu_low_mean": at(low, "delta mu"), f"{p}_dmu_low_sd": at(low, "delta mu", "sd"),
+            f"{p}_dmu_high_mean": at(high, "delta mu"),
+            f"{p}_dmu_high_sd": at(high, "delta mu", "sd"),
+            f"{p}_ppl_high_rel": at(high, "ppl") / at(0.0, "ppl"),
+            f"{p}_beta_min": float(beta.min()) if len(beta) else np.nan,
+            f"{p}_beta_max": float(beta.max()) if len(beta) else np.nan,
+            f"{p}_sample_beta": float(sample["beta"].iloc[0]) if len(sample) else np.nan,
+            f"{p}_cos2_0": at(0.0, "cos2"), f"{p}_cos2_high": at(high, "cos2"),
+        })
+    for short, variant in TYING_VARIANTS.items():
+        row = tying[(tying["variant"] == variant) & (tying["λ"] > 0)] if len(tying) else tying
+        for key, col in (("ppl_rel", "ppl / ppl(λ=0)"), ("dmu", "μ − μ(λ=0)"),
+                         ("cos2_in", "cos² input"), ("cos2_out", "cos² output")):
+            out[f"tying_{short}_{key}"] = float(row[col].iloc[0]) if len(row) else np.nan
+    out["tying_lam"] = float(tying.loc[tying["λ"] > 0, "λ"].iloc[0]) if len(tying) else np.nan
+    return out
 
 
 def _mu_se(docs, gender, counting: str, context: str) -> float:
