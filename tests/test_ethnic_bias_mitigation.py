@@ -2,8 +2,10 @@
 causal-LM paths end to end on tiny stand-in models (the paper profile's code paths)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from biasbook import paths
 from biasbook.chapters.ethnic_bias import mitigation as m
 from biasbook.chapters.ethnic_bias import parallel
 from biasbook.chapters.ethnic_bias.pipeline import cb_scores
@@ -115,3 +117,52 @@ def test_all_variants_run_end_to_end_on_tiny_stand_ins(arch, private_cache, one_
         assert not np.allclose(o.result.log_p_target, outcomes[0].result.log_p_target)
     shares = m.distributions(outcomes, "Enemy", 1)
     assert shares.shape == (3, 5) and np.allclose(shares.sum(), 1)
+
+
+def test_a_language_without_text_gets_its_base_row_and_says_it_has_no_quality_measure(
+        private_cache, one_torch_thread):
+    steps = m.plan(["el"], [], monolingual={"en": "english"}, multilingual="multi",
+                   variants=list(m.VARIANTS))
+    assert [(s.language, s.variants) for s in steps] == [("el", ("base",))]
+    tok = tiny_tokenizer(spell=True)
+    greek = "".join(tok.backend_tokenizer.normalizer.normalize_str(
+        (paths.project_data_dir() / "ethnic-bias" / "el.yml").read_text(encoding="utf-8")))
+    chars = sorted({c for c in greek if not c.isspace()} - set(tok.get_vocab()))
+    tok.add_tokens(chars)  # the tiny model must spell Greek: the engine refuses [UNK]
+    lm = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2-el")
+    outcomes = m.run_plan(steps, lambda name: lm, recipe=TINY_RECIPE, evaluation=TINY_EVAL,
+                          progress=False)
+    row = m.table(outcomes).iloc[0]
+    assert row["variant"] == "base" and np.isfinite(row["cb"]) and np.isnan(row["perplexity"])
+    assert row["quality"] == "none: no el text is mirrored"
+    assert row["paper_cb"] == 16.126
+
+
+def test_rows_are_set_against_the_monolingual_reference_of_their_direction_and_language():
+    frame = pd.DataFrame([
+        # direction, language, role, variant, cb, paper_cb, perplexity
+        ("en->x", "en", "monolingual", "base", 0.8, 0.807, 50.0),
+        ("en->x", "en", "monolingual", "ft", 0.6, 0.618, 49.0),
+        ("en->x", "en", "monolingual", "align", 1.2, 0.643, 51.0),
+        ("en->x", "en", "multilingual", "base", 0.4, 0.658, 80.0),
+        ("x->en", "ko", "monolingual", "base", 3.0, 15.293, 20.0),
+        ("x->en", "ko", "monolingual", "rand", 1.5, 6.087, 4000.0),
+        ("x->en", "el", "monolingual", "base", 5.0, 16.126, np.nan),
+    ], columns=["direction", "language", "role", "variant", "cb", "paper_cb", "perplexity"])
+    got = m.against(frame).set_index(["language", "role", "variant"])
+    assert len(got) == 4  # base rows are the reference, el has nothing to compare
+    align = got.loc[("en", "monolingual", "align")]
+    assert align["cb_change"] == pytest.approx(0.5)
+    assert align["paper_change"] == pytest.approx(0.643 / 0.807 - 1)
+    assert not align["agrees"] and align["usable"]  # ours up, the paper's down; ppl 1.02x
+    method1 = got.loc[("en", "multilingual", "base")]  # M-BERT against BERT, both unchanged
+    assert method1["cb_change"] == pytest.approx(-0.5) and method1["agrees"]
+    assert method1["perplexity_ratio"] == pytest.approx(1.6) and method1["usable"]
+    rand = got.loc[("ko", "monolingual", "rand")]
+    assert rand["agrees"] and not rand["usable"]  # lower CB, but a broken model (200x)
+    # Against the same fine-tuning without W (Table 5's point: alignment raises English's CB).
+    vs_ft = m.against(frame, "ft").set_index(["language", "role", "variant"])
+    assert list(vs_ft.index) == [("en", "monolingual", "align")]
+    assert vs_ft["cb_change"].item() == pytest.approx(1.2 / 0.6 - 1)
+    assert vs_ft["paper_change"].item() == pytest.approx(0.643 / 0.618 - 1)
+    assert vs_ft["agrees"].item()

@@ -205,11 +205,25 @@ def _spread(counts: Mapping[str, int]) -> int:
 
 def measure(lm: LanguageModel, language: str, evaluation: Evaluation,
             progress: bool | None = None) -> tuple[CBResult, float]:
-    """CB score of ``lm`` in ``language`` and the perplexity of held-out text in it."""
+    """CB score of ``lm`` in ``language`` and the perplexity of held-out text in it; NaN for a
+    language without mirrored text (Arabic, Greek), which :func:`quality` names in the row."""
     result = cb_scores(lm, language, templates=evaluation.templates,
                        attributes=evaluation.attributes, targets=evaluation.targets,
                        progress=progress)
+    if not parallel.has_corpus(language):
+        return result, float("nan")
     return result, perplexity(lm, heldout_text(language, evaluation))
+
+
+def quality(language: str) -> str:
+    """What the ``perplexity`` column of a row in ``language`` measures.
+
+    >>> quality("ko"), quality("el")
+    ('held-out perplexity', 'none: no el text is mirrored')
+    """
+    if parallel.has_corpus(language):
+        return "held-out perplexity"
+    return f"none: no {language} text is mirrored"
 
 
 def heldout_text(language: str, evaluation: Evaluation) -> list[str]:
@@ -348,7 +362,7 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
         row = {"direction": direction, "language": language, "model": source.name,
                "role": role, "variant": variant, "method": LABELS[variant],
                "aligned_to": aligned_to, "fine_tuned": variant != "base",
-               "cb": result.cb, "perplexity": ppl,
+               "cb": result.cb, "perplexity": ppl, "quality": quality(language),
                "paper_cb": paper_cb(direction, role, variant, language, aligned_to)}
         outcome = Outcome(row, result, details)
         outcomes.append(outcome)
@@ -370,12 +384,13 @@ def steps_table(steps: Sequence[Step]) -> pd.DataFrame:
 
 def recorder(rec) -> Callable[[Outcome], None]:
     """An ``on_row`` callback that records each row's CB score (with the paper's) and perplexity
-    in a :class:`biasbook.results.Recorder`."""
+    in a :class:`biasbook.results.Recorder`, as ``mitigation_cb`` and ``mitigation_perplexity``
+    (the key ``cb`` is notebook 02's CB per language and model, the chapter's headline)."""
     def record(outcome: Outcome) -> None:
         r = outcome.row
         labels = {k: r[k] for k in ("direction", "language", "model", "variant", "aligned_to")}
-        rec.metric("cb", r["cb"], paper=r["paper_cb"], **labels)
-        rec.metric("perplexity", r["perplexity"], **labels)
+        rec.metric("mitigation_cb", r["cb"], paper=r["paper_cb"], **labels)
+        rec.metric("mitigation_perplexity", r["perplexity"], **labels)
     return record
 
 
@@ -394,6 +409,43 @@ def details_table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
 def table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
     """The outcomes as one table (Tables 2/5/8 form, with the quality column)."""
     return pd.DataFrame([o.row for o in outcomes])
+
+
+def against(frame: pd.DataFrame, reference: str = "base",
+            max_perplexity_ratio: float = 2.0) -> pd.DataFrame:
+    """Each row of :func:`table` set against the monolingual ``reference`` row of its direction
+    and language: ``base`` (the paper's "BERT, F.T. X": what fine-tuning, CDA, alignment or a
+    multilingual model (Method 1) change) or ``ft`` (the same fine-tuning without ``W`` or
+    rewriting: what the rotation or CDA add; unfine-tuned rows are then left out). Columns: the
+    relative change of CB, ours and the paper's, whether they go the same way, the perplexity
+    ratio, and ``usable``: perplexity at most ``max_perplexity_ratio`` times the reference's
+    (True where no quality measure exists). A row that is not usable measures a broken language
+    model, not a mitigated one.
+
+    >>> rows = pd.DataFrame({"direction": "x->en", "language": "ko", "role": "monolingual",
+    ...                      "variant": ["base", "ft", "rand"], "cb": [2.0, 1.0, 3.0],
+    ...                      "paper_cb": [15.293, 6.995, 6.087], "perplexity": [10, 12, 900]})
+    >>> against(rows)[["variant", "cb_change", "agrees", "usable"]].values.tolist()
+    [['ft', -0.5, True, True], ['rand', 0.5, False, False]]
+    >>> against(rows, "ft")[["variant", "cb_change", "agrees", "usable"]].values.tolist()
+    [['rand', 2.0, False, False]]
+    """
+    validate.choice("reference", reference, ("base", "ft"))
+    keys = ["direction", "language"]
+    is_reference = (frame["variant"] == reference) & (frame["role"] == "monolingual")
+    ref = frame[is_reference].set_index(keys)[["cb", "paper_cb", "perplexity"]]
+    others = frame[~is_reference & ~((reference == "ft") & (frame["variant"] == "base"))]
+    others = others.join(ref.add_suffix("_ref"), on=keys, how="inner")
+    ratio = others["perplexity"] / others["perplexity_ref"]
+    ours = others["cb"] / others["cb_ref"] - 1
+    paper = (others["paper_cb"] / others["paper_cb_ref"] - 1).astype(float)
+    return others.assign(reference=reference, cb_change=ours, paper_change=paper,
+                         agrees=np.where(paper.isna(), None, np.sign(ours) == np.sign(paper)),
+                         perplexity_ratio=ratio,
+                         usable=ratio.isna() | (ratio <= max_perplexity_ratio)
+                         )[[*keys, "role", "variant", "reference", "cb_ref", "cb", "cb_change",
+                            "paper_change", "agrees", "perplexity_ratio", "usable"]
+                           ].reset_index(drop=True)
 
 
 def distributions(outcomes: Sequence[Outcome], attribute: str, template: int) -> pd.DataFrame:
