@@ -123,32 +123,41 @@ def ranking_agreement(summary: pd.DataFrame, ours: Mapping[str, str]) -> pd.Data
 
 def c_against_n(implied: pd.DataFrame, ours: pd.DataFrame | None = None, *, axes=None):
     """The figure of the test: C (x 10^3, log) against n (log), one panel per reading, the
-    paper's Table 1 C_w points per model, the curve ``2 d / (n(n-1))`` for the median implied
-    distance ``d`` of that reading, and our models' continents (``ours``: columns ``model``,
-    ``n``, ``C``, unscaled) where given. Returns the figure."""
+    paper's Table 1 C_w points per model with that model's curve ``2 d / (n(n-1))`` (``d`` its
+    median implied distance under the reading), and our models' continents (``ours``: columns
+    ``model``, ``n``, ``C``, unscaled) where given. Returns the figure."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     if axes is None:
-        _, axes = plt.subplots(1, len(READINGS), figsize=(12, 4.2), sharey=True)
+        _, axes = plt.subplots(1, len(READINGS), figsize=(12, 4.4), sharey=True)
     t1 = implied.query("table == 'table1' and metric == 'C_w'")
     grid = np.geomspace(max(2, t1["n"].min() - 2), t1["n"].max() + 10, 100)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (reading, group) in zip(axes, t1.groupby("reading", sort=False), strict=True):
-        for model, points in group.groupby("model", sort=False):
-            ax.scatter(points["n"], points["C"] * 1e3, label=f"{model} (paper)", s=30)
+        for colour, (model, points) in zip(colours, group.groupby("model", sort=False),
+                                           strict=False):
+            d = points["implied distance"].median()
+            ax.scatter(points["n"], points["C"] * 1e3, color=colour, s=30,
+                       label=f"{model} (paper), d = {d:.3f}")
+            ax.plot(grid, 2 * d / (grid * (grid - 1)) * 1e3, color=colour, ls="--", lw=0.8)
         for r in group.drop_duplicates("continent").itertuples():
             ax.annotate(r.continent, (r.n, r.C * 1e3), textcoords="offset points",
                         xytext=(4, 4), fontsize=8)
-        d = group["implied distance"].median()
-        ax.plot(grid, 2 * d / (grid * (grid - 1)) * 1e3, color="grey", ls="--",
-                label=f"2d/(n(n-1)), d = {d:.3f}")
+        ticks = sorted(set(group["n"]))
         if ours is not None:
-            for model, points in ours[ours["n"] > 1].groupby("model", sort=False):
-                ax.scatter(points["n"], points["C"] * 1e3, marker="x", s=40,
+            mine = ours[ours["n"] > 1]
+            for model, points in mine.groupby("model", sort=False):
+                ax.scatter(points["n"], points["C"] * 1e3, marker="x", s=40, color="black",
                            label=f"{model} (ours)")
+            ticks = sorted(set(ticks) | set(mine["n"]))
         ax.set(xscale="log", yscale="log", xlabel="countries in the continent, n",
                title=f"paper's columns read by the {reading}")
+        ax.set_xticks(ticks)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.legend(fontsize=7)
-    axes[0].set_ylabel("$C_w$ x 1e3 (log)")
+    axes[0].set_ylabel("$C_w$ x 1e3 (log); dashed: 2d/(n(n-1))")
     fig = axes[0].figure
     fig.tight_layout()
     return fig
