@@ -18,7 +18,7 @@ from biasbook.chapters.lm_gender_bias.data import defining_pairs, paper_sweep, p
 from biasbook.metrics.cooccurrence_bias import BiasScores
 from biasbook.mitigation.subspace import BiasRegularizer
 from biasbook.models import fingerprint
-from biasbook.text.cooccurrence import Cooccurrence
+from biasbook.text.cooccurrence import Cooccurrence, count_cooccurrences
 from biasbook.training.lstm import (
     LMConfig,
     LSTMLanguageModel,
@@ -520,3 +520,29 @@ def test_seed_scores_take_the_change_from_lambda_zero_within_each_seed():
     assert summary.loc[1.0, "ppl mean"] == 110.5 and summary.loc[1.0, "seeds"] == 2
     assert summary.loc[1.0, "Δμ sd"] == pytest.approx(abs(mu["lean"] - mu["even"]) / np.sqrt(2))
     assert summary.loc[0.0, "paper μ"] == 0.74  # the paper's Table 1, PTB, lambda = 0
+    empty = pd.DataFrame(columns=["corpus", "lam", "counting", "context", "beta"])
+    numbers = sweep_tables.prose_numbers(per_seed, empty, pd.DataFrame())
+    assert numbers["ptb_lam_low"] == numbers["ptb_lam_high"] == 1.0
+    assert numbers["ptb_dmu_high_mean"] == pytest.approx((mu["lean"] - mu["even"]) / 2)
+    assert numbers["ptb_ppl_high_rel"] == pytest.approx(110.5 / 100.5)
+    assert math.isnan(numbers["wikitext_2_mu0_mean"]) and math.isnan(numbers["tying_lam"])
+    assert all(type(v) is float for v in numbers.values())  # glue's text must parse as a number
+
+
+def test_corpus_prose_numbers_find_the_first_cut_off_reaching_the_paper():
+    by_window = pd.DataFrame({"corpus": "ptb", "counting": "paper",
+                              "window": [10, 100, 500, 1000, math.inf],
+                              "mu": [1.0, 2.0, 3.0, 3.9, 9.0], "sigma": [1.0, 3.0, 5.0, 7.0, 9.0]})
+    long = pd.DataFrame({"corpus": "ptb", "counting": ["as-coded", "paper"], "context": "fixed",
+                         "mu": [0.8, 2.0], "sigma": [1.0, 1.0], "scored words": [10, 8]})
+    words = pd.DataFrame(columns=["corpus", "words listed", "found in our text",
+                                  "same sign as the paper", "Pearson r"])
+    co = count_cooccurrences([["he", "a", "he", "b", "she", "a"]], {"he"}, {"she"})
+    scored = corpus_tables.CorpusScores({}, {("ptb", "paper", "fixed"): co})
+    n = corpus_tables.prose_numbers(scored, long, by_window, words)
+    # paper: infinite sigma 4.65 first reached at 500 (mu 3.0), mu 3.81 at 1000 (sigma 7.0)
+    assert (n["ptb_inf_sigma_window"], n["ptb_inf_mu_at_sigma"]) == (500.0, 3.0)
+    assert (n["ptb_inf_mu_window"], n["ptb_inf_sigma_at_mu"]) == (1000.0, 7.0)
+    assert (n["ptb_mu"], n["ptb_mu_printed"], n["ptb_ratio"]) == (0.8, 2.0, 2.0)
+    assert n["ptb_log_ratio"] == pytest.approx(math.log(2))
+    assert math.isnan(n["wikitext_2_mu"]) and math.isnan(n["wikitext_2_table_found"])

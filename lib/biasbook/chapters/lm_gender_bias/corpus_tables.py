@@ -9,6 +9,7 @@
 - :func:`window_sweep`: the infinite context at several cut-offs and over the whole document.
 - :func:`top_words`: the most female- and male-leaning frequent content words.
 - :func:`table_words`: the training column of the paper's Tables 5-8 against ours.
+- :func:`prose_numbers`: the numbers the notebook's text quotes, by name (for myst-nb ``glue``).
 
 Given a :class:`biasbook.results.Recorder`, a function also records its headline numbers next to
 the paper's (:func:`.bias.record`); labels of the tables come from :data:`.corpora.CORPORA`.
@@ -227,3 +228,45 @@ def table_words(scored: CorpusScores,
                         "found in our text": len(found), "same sign as the paper": same_sign,
                         "Pearson r": r})
     return words, pd.DataFrame(summary)
+
+
+def prose_numbers(scored: CorpusScores, long: pd.DataFrame, by_window: pd.DataFrame,
+                  words_summary: pd.DataFrame) -> dict[str, float]:
+    """The numbers notebook 01's text quotes, under fixed names; NaN where this run lacks them.
+
+    Per corpus (``ptb_...``, ``wikitext_2_...``, ``cnn_dailymail_...``,
+    ``un_general_debates_...``): mu and sigma (``as-coded`` fixed; ``mu_printed``: the printed
+    counting), scored words, c(m)/c(f) and its log. For PTB's infinite context with the printed
+    counting (``ptb_inf_...``): the first cut-off where sigma reaches the paper's sigma and mu
+    there, and the first where mu reaches the paper's mu and sigma there. For the corpora of
+    Tables 5-8: words listed, found, share with the paper's sign, Pearson r.
+    """
+    out: dict[str, float] = {}
+    for name in ("ptb", "wikitext-2", "cnn-dailymail", "un-general-debates"):
+        p = name.replace("-", "_")
+
+        def cell(counting, col, name=name):
+            row = long[(long.corpus == name) & (long.counting == counting)
+                       & (long.context == "fixed")]
+            return float(row[col].iloc[0]) if len(row) else np.nan
+
+        co = scored.cooc.get((name, "paper", "fixed"))
+        ratio = co.n_male / co.n_female if co is not None and co.n_female else np.nan
+        out.update({f"{p}_mu": cell("as-coded", "mu"), f"{p}_sigma": cell("as-coded", "sigma"),
+                    f"{p}_mu_printed": cell("paper", "mu"),
+                    f"{p}_words": cell("as-coded", "scored words"),
+                    f"{p}_ratio": ratio, f"{p}_log_ratio": float(np.log(ratio))})
+    paper = paper_sweep("ptb")["train"]
+    finite = by_window[(by_window.corpus == "ptb") & (by_window.counting == "paper")
+                       & np.isfinite(by_window.window.astype(float))].sort_values("window")
+    for stat, other in (("sigma", "mu"), ("mu", "sigma")):
+        hit = finite[finite[stat] >= paper[f"infinite_{stat}"]]
+        out[f"ptb_inf_{stat}_window"] = float(hit.window.iloc[0]) if len(hit) else np.nan
+        out[f"ptb_inf_{other}_at_{stat}"] = float(hit[other].iloc[0]) if len(hit) else np.nan
+    for name in TABLE_CORPORA:
+        p = name.replace("-", "_")
+        row = words_summary[words_summary.corpus == corpus(name).measured]
+        for key, col in (("listed", "words listed"), ("found", "found in our text"),
+                         ("same_sign", "same sign as the paper"), ("r", "Pearson r")):
+            out[f"{p}_table_{key}"] = float(row[col].iloc[0]) if len(row) else np.nan
+    return {k: float(v) for k, v in out.items()}  # plain floats: glue's text must parse

@@ -232,7 +232,7 @@ def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
         p = name.replace("-", "_")
         g = per_seed[per_seed.corpus == name] if len(per_seed) else per_seed
         lams = sorted(lam for lam in g["lam"].unique() if lam > 0) if len(g) else []
-        low, high = (lams[0], lams[-1]) if lams else (np.nan, np.nan)
+        low, high = (float(lams[0]), float(lams[-1])) if lams else (np.nan, np.nan)
 
         def at(lam, col, how="mean", g=g):
             values = g.loc[g["lam"] == lam, col].dropna() if len(g) else pd.Series(dtype=float)
@@ -262,7 +262,7 @@ def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
                          ("cos2_in", "cos² input"), ("cos2_out", "cos² output")):
             out[f"tying_{short}_{key}"] = float(row[col].iloc[0]) if len(row) else np.nan
     out["tying_lam"] = float(tying.loc[tying["λ"] > 0, "λ"].iloc[0]) if len(tying) else np.nan
-    return out
+    return {k: float(v) for k, v in out.items()}  # plain floats: glue's text must parse
 
 
 def _mu_se(docs, gender, counting: str, context: str) -> float:
