@@ -52,6 +52,21 @@ def test_mismatch_rates_by_hand():
     assert summary.loc[("a", "X"), "runs"] == 2
 
 
+def test_mismatch_rates_by_an_extra_column_keep_the_groups_apart():
+    # the same model, region and run under two pair sources: 1 of 2 and 2 of 2 mismatched
+    table = pd.DataFrame({"source": ["p", "p", "d", "d"], "model": "a", "region": "X", "run": 0,
+                          "persona_gender": ["F", "M", "F", "F"],
+                          "mismatch": [False, True, True, True]})
+    rates = personas.mismatch_rates(table, by=["source"]).set_index("source")
+    assert rates.loc["p", "mismatch"] == 0.5 and rates.loc["d", "mismatch"] == 1.0
+    assert personas.mismatch_rates(table)["mismatch"].tolist() == [0.75]  # pooled without `by`
+    summary = personas.mismatch_summary(personas.mismatch_rates(table, by=["source"]),
+                                        by=["source"])
+    assert summary.set_index("source")["mismatch"].to_dict() == {"p": 0.5, "d": 1.0}
+    with pytest.raises(TypeError, match="bare string"):
+        personas.mismatch_rates(table, by="source")
+
+
 def test_topic_prompts_take_each_topic_once_with_its_side():
     pairs = pd.DataFrame({"region": ["X", "X", "Y"], "female_topic": ["Cooking", "Pets", "Pets"],
                           "male_topic": ["Football", "Football", "Cars"],
@@ -108,3 +123,19 @@ def test_left_padding_does_not_change_a_prompt_s_continuation(tiny_causal, priva
     batch = personas.generate(tiny_causal, ["the cat", "a dog was very good and lazy"], seed=0,
                               temperature=1e-4, max_new_tokens=6, cache=False)
     assert batch[0] == alone[0]
+
+
+@pytest.mark.slow
+def test_persona_step_twice_without_cache_gives_the_same_table(one_torch_thread):
+    """Same seed, same table: Africa's paper pairs through SmolLM2 twice, nothing cached."""
+    from biasbook.chapters.region_aware import region_weat
+
+    pairs = region_weat.paper_pairs(["Africa"])
+    settings = {"models": ["smollm2-135m"], "runs": 2, "max_new_tokens": 16}
+    first, second = (personas.personas(pairs, settings, progress=False, cache=False)
+                     for _ in range(2))
+    pd.testing.assert_frame_equal(first, second)
+    assert len(first) == 2 * len(personas.topic_prompts(pairs))
+    assert first["persona"].str.len().gt(0).all()
+    runs = [first.loc[first["run"] == r, "persona"].to_numpy() for r in (0, 1)]
+    assert (runs[0] != runs[1]).any()  # run r is seeded with seed + r: other samples

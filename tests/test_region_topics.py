@@ -100,6 +100,18 @@ def test_alignment_probabilities_by_hand():
     assert table["gender_by_share"].tolist() == ["", "", "M"]
 
 
+def test_assigned_probability_reads_both_of_bertopics_shapes():
+    # several topics: a matrix, read at each example's topic; one topic: a vector
+    matrix = [[0.2, 0.7, 0.1], [0.3, 0.3, 0.4], [0.5, 0.1, 0.4]]
+    assert topics.assigned_probability([1, 2, -1], matrix).tolist() == [0.7, 0.4, 0.0]
+    assert topics.assigned_probability([0, 0, -1], [0.8, 0.6, 0.1]).tolist() == [0.8, 0.6, 0.0]
+    assert topics.assigned_probability([-1, -1], None).tolist() == [0.0, 0.0]  # no topic at all
+    with pytest.raises(ValueError, match="probabilities for"):
+        topics.assigned_probability([0, 0, 0], [0.5, 0.5])
+    with pytest.raises(ValueError, match="probability matrix"):
+        topics.assigned_probability([0, 3], [[0.1, 0.2], [0.3, 0.4]])
+
+
 def test_alignment_refuses_unknown_groups():
     with pytest.raises(ValueError, match="'F' or 'M'"):
         topics.alignment([0], [0.5], ["X"])

@@ -195,28 +195,32 @@ def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = N
                                        "persona", "persona_gender", "rule", "mismatch"])
 
 
-def mismatch_rates(table: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 5: per model, region and run the ``personas``, the share with ``unknown`` gender and
-    the ``mismatch`` rate among the others (``NaN`` where no persona has a readable gender).
+def mismatch_rates(table: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:
+    """Fig. 5: per model, region and run (and the columns ``by``, e.g. ``["source"]``) the
+    ``personas``, the share with ``unknown`` gender and the ``mismatch`` rate among the others
+    (``NaN`` where no persona has a readable gender).
 
     >>> table = pd.DataFrame({"model": "m", "region": "X", "run": 0,
     ...     "persona_gender": ["F", "M", "", "M"], "mismatch": [False, True, None, False]})
     >>> mismatch_rates(table)[["personas", "unknown", "mismatch"]].to_dict("records")
     [{'personas': 4, 'unknown': 0.25, 'mismatch': 0.3333333333333333}]
     """
+    keys = [*validate.word_list("by", by, allow_empty=True), "model", "region", "run"]
     known = table[table["persona_gender"] != ""]
-    counts = table.groupby(["model", "region", "run"], sort=False).agg(
+    counts = table.groupby(keys, sort=False).agg(
         personas=("persona_gender", "size"),
         unknown=("persona_gender", lambda g: float((g == "").mean())))
-    rates = known.groupby(["model", "region", "run"], sort=False)["mismatch"].agg(
+    rates = known.groupby(keys, sort=False)["mismatch"].agg(
         lambda m: float(np.mean(m.astype(bool))))
     counts["mismatch"] = rates.reindex(counts.index)
     return counts.reset_index()
 
 
-def mismatch_summary(rates: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over runs of the mismatch rate, per model and region."""
-    return (rates.groupby(["model", "region"], sort=False)
+def mismatch_summary(rates: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:
+    """Mean and standard deviation over runs of the mismatch rate, per model and region (and
+    the columns ``by``)."""
+    keys = [*validate.word_list("by", by, allow_empty=True), "model", "region"]
+    return (rates.groupby(keys, sort=False)
             .agg(runs=("run", "size"), mismatch=("mismatch", "mean"),
                  mismatch_sd=("mismatch", "std"), unknown=("unknown", "mean"))
             .reset_index())

@@ -206,6 +206,34 @@ def alignment(topics: Sequence[int], probabilities: Sequence[float], groups: Seq
     return pd.DataFrame(rows, columns=columns)
 
 
+def assigned_probability(assigned: Sequence[int], probabilities) -> np.ndarray:
+    """Each example's probability of the topic it is assigned to (0 for an outlier, -1).
+
+    ``probabilities`` is BERTopic's: a matrix (examples x topics) when the model has several
+    topics, but a vector (each example's probability of its own cluster) when HDBSCAN found only
+    one, and nothing useful when it found none.
+
+    >>> assigned_probability([1, -1, 0], [[0.2, 0.7], [0.1, 0.1], [0.6, 0.3]]).tolist()
+    [0.7, 0.0, 0.6]
+    >>> assigned_probability([0, -1, 0], [0.9, 0.0, 0.4]).tolist()
+    [0.9, 0.0, 0.4]
+    """
+    assigned = np.asarray(assigned, dtype=int)
+    if not (assigned >= 0).any():
+        return np.zeros(len(assigned))
+    values = np.asarray(probabilities, dtype=float)
+    if values.ndim == 1:
+        if len(values) != len(assigned):
+            raise ValueError(f"{len(values)} probabilities for {len(assigned)} examples")
+        picked = values
+    else:
+        if values.shape[0] != len(assigned) or values.shape[1] <= assigned.max():
+            raise ValueError(f"a {values.shape} probability matrix for {len(assigned)} examples "
+                             f"and {assigned.max() + 1} topics")
+        picked = values[np.arange(len(assigned)), np.clip(assigned, 0, None)]
+    return np.where(assigned >= 0, picked, 0.0)
+
+
 def _sign(difference: float) -> str:
     return "F" if difference > 0 else "M" if difference < 0 else ""
 
@@ -375,9 +403,7 @@ def _fit(texts: list[str], groups: list[str], settings: TopicSettings, cache: bo
         warnings.simplefilter("ignore")  # UMAP: "n_jobs overridden by random_state" (wanted)
         assigned, probabilities = model.fit_transform(texts, embeddings=embeddings)
     assigned = np.asarray(assigned, dtype=int)
-    probabilities = np.atleast_2d(probabilities)
-    doc_probability = np.where(assigned >= 0, probabilities[np.arange(len(texts)),
-                                                            np.clip(assigned, 0, None)], 0.0)
+    doc_probability = assigned_probability(assigned, probabilities)
     table = alignment(assigned, doc_probability, groups)
     table.insert(6, "gender", table[f"gender_by_{settings.alignment}"])
     words = {t: [w for w, _ in model.get_topic(t) if w] for t in table["topic"]}
