@@ -4,8 +4,9 @@ causal-LM paths end to end on tiny stand-in models (the paper profile's code pat
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.spatial.distance import jensenshannon
 
-from biasbook import paths
+from biasbook import paths, results
 from biasbook.chapters.ethnic_bias import mitigation as m
 from biasbook.chapters.ethnic_bias import parallel
 from biasbook.chapters.ethnic_bias.pipeline import cb_scores
@@ -120,7 +121,7 @@ def test_all_variants_run_end_to_end_on_tiny_stand_ins(arch, private_cache, one_
 
 
 def test_a_language_without_text_gets_its_base_row_and_says_it_has_no_quality_measure(
-        private_cache, one_torch_thread):
+        private_cache, one_torch_thread, tmp_path):
     steps = m.plan(["el"], [], monolingual={"en": "english"}, multilingual="multi",
                    variants=list(m.VARIANTS))
     assert [(s.language, s.variants) for s in steps] == [("el", ("base",))]
@@ -130,8 +131,10 @@ def test_a_language_without_text_gets_its_base_row_and_says_it_has_no_quality_me
     chars = sorted({c for c in greek if not c.isspace()} - set(tok.get_vocab()))
     tok.add_tokens(chars)  # the tiny model must spell Greek: the engine refuses [UNK]
     lm = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2-el")
+    rec = results.Recorder("ethnic-bias", "04-mitigation", {}, run_dir=tmp_path)
     outcomes = m.run_plan(steps, lambda name: lm, recipe=TINY_RECIPE, evaluation=TINY_EVAL,
-                          progress=False)
+                          on_row=m.recorder(rec), progress=False)
+    assert [r["key"] for r in rec.record["metrics"]] == ["mitigation_cb"]  # no NaN recorded
     row = m.table(outcomes).iloc[0]
     assert row["variant"] == "base" and np.isfinite(row["cb"]) and np.isnan(row["perplexity"])
     assert row["quality"] == "none: no el text is mirrored"
@@ -166,3 +169,31 @@ def test_rows_are_set_against_the_monolingual_reference_of_their_direction_and_l
     assert vs_ft["cb_change"].item() == pytest.approx(1.2 / 0.6 - 1)
     assert vs_ft["paper_change"].item() == pytest.approx(0.643 / 0.618 - 1)
     assert vs_ft["agrees"].item()
+
+
+def test_table9_form_measures_each_row_against_the_english_base():
+    from biasbook.chapters.ethnic_bias.pipeline import CBResult
+
+    rng = np.random.default_rng(0)
+
+    def outcome(direction, language, variant, aligned_to=None, role="monolingual"):
+        r = CBResult(language=language, model="m", kind="causal", mode="paper", ddof=1,
+                     templates=(2,), attributes=("Enemy", "Pirate"),
+                     targets=("Iraq", "Japan", "Cuba"), terms=(("Iraq", "Japan", "Cuba"),),
+                     log_p_target=rng.normal(size=(1, 2, 3)), masked_prior=None)
+        return m.Outcome({"direction": direction, "language": language, "model": "m",
+                          "variant": variant, "aligned_to": aligned_to, "role": role}, r)
+
+    english = outcome("en->x", "en", "base")
+    rows = [outcome("x->en", "ko", "ft"), outcome("x->en", "ko", "align", "en"), english,
+            outcome("en->x", "en", "ft"), outcome("en->x", "en", "align", "ko"),
+            outcome("en->x", "en", "base", role="multilingual")]
+    got = m.jsd_to_english(rows)
+    assert got["paper"].tolist() == [0.618, 0.544, 0.164, 0.214]  # Table 9, ko row
+    p = english.result.distribution("Enemy", 2)
+    q = rows[1].result.distribution("Enemy", 2)
+    r = english.result.distribution("Pirate", 2)
+    s = rows[1].result.distribution("Pirate", 2)
+    want = (jensenshannon(p, q) ** 2 + jensenshannon(r, s) ** 2) / 2
+    assert got.loc[1, "jsd_to_english_base"] == pytest.approx(want)
+    assert m.jsd_to_english(rows[:2]).empty  # no English base row

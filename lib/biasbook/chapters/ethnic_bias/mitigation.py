@@ -385,12 +385,14 @@ def steps_table(steps: Sequence[Step]) -> pd.DataFrame:
 def recorder(rec) -> Callable[[Outcome], None]:
     """An ``on_row`` callback that records each row's CB score (with the paper's) and perplexity
     in a :class:`biasbook.results.Recorder`, as ``mitigation_cb`` and ``mitigation_perplexity``
-    (the key ``cb`` is notebook 02's CB per language and model, the chapter's headline)."""
+    (the key ``cb`` is notebook 02's CB per language and model, the chapter's headline). A row
+    without a quality measure (its ``quality`` says why) records no perplexity."""
     def record(outcome: Outcome) -> None:
         r = outcome.row
         labels = {k: r[k] for k in ("direction", "language", "model", "variant", "aligned_to")}
         rec.metric("mitigation_cb", r["cb"], paper=r["paper_cb"], **labels)
-        rec.metric("mitigation_perplexity", r["perplexity"], **labels)
+        if np.isfinite(r["perplexity"]):
+            rec.metric("mitigation_perplexity", r["perplexity"], **labels)
     return record
 
 
@@ -446,6 +448,45 @@ def against(frame: pd.DataFrame, reference: str = "base",
                          )[[*keys, "role", "variant", "reference", "cb_ref", "cb", "cb_change",
                             "paper_change", "agrees", "perplexity_ratio", "usable"]
                            ].reset_index(drop=True)
+
+
+def jsd_to_english(outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    """Table 9 form: the mean Jensen-Shannon divergence (:func:`tables.mean_jsd`) between each
+    row's distributions and those of the English monolingual ``base`` row. X→EN rows: how close
+    language X's model comes to English (the paper: closer after alignment); EN→X rows: how far
+    the English model moves from its original (the paper: further after alignment). The paper's
+    value for the row is beside ours: "No Alignment" for ``ft``, "Alignment" for ``align``.
+    Empty where the outcomes hold no English ``base`` row (a plan without EN→X).
+    """
+    from biasbook.chapters.ethnic_bias import tables
+
+    english = next((o for o in outcomes if o.row["language"] == "en"
+                    and o.row["variant"] == "base" and o.row["role"] == "monolingual"), None)
+    if english is None:
+        return pd.DataFrame()
+    paper = datafiles.paper_results(data.CHAPTER)["tables"]["table9"]
+    rows = []
+    for o in outcomes:
+        r = o.row
+        if o is english or r["role"] != "monolingual":
+            continue
+        rows.append({"direction": r["direction"], "language": r["language"], "model": r["model"],
+                     "variant": r["variant"], "aligned_to": r["aligned_to"],
+                     "jsd_to_english_base": tables.mean_jsd(o.result, english.result),
+                     "paper": _paper_jsd(paper, r)})
+    return pd.DataFrame(rows)
+
+
+def _paper_jsd(paper: dict, row: dict) -> float | None:
+    column = {"ft": "no_alignment", "align": "alignment"}.get(row["variant"])
+    if column is None:
+        return None
+    if row["direction"] == "x->en":
+        printed = paper["rows"].get(row["language"])
+    else:  # EN→X without alignment: one printed value, the same in every row
+        printed = paper["rows"].get(row["aligned_to"] or next(iter(paper["rows"])))
+    prefix = "x_to_en" if row["direction"] == "x->en" else "en_to_x"
+    return None if printed is None else printed[paper["columns"].index(f"{prefix}_{column}")]
 
 
 def distributions(outcomes: Sequence[Outcome], attribute: str, template: int) -> pd.DataFrame:
