@@ -13,11 +13,14 @@ needs_mathjax = pytest.mark.skipif(
 BROKEN = r"""<html><body><h1>Eq</h1>
 <div class="math notranslate nohighlight">\[\begin{split}a \\ b \tag{3}\end{split}\]</div>
 <div class="math notranslate nohighlight">\[x \tag{4} \qquad y \tag{5}\]</div>
+<div class="math notranslate nohighlight" id="e"><span class="eqno">(6)<a class="headerlink"
+href="#e">#</a></span>\[\begin{equation}x \tag{6}\end{equation}\]</div>
 <p>inline <span class="math notranslate nohighlight">\(x^2\)</span> and a stray $$z$$.</p>
 </body></html>"""
 FINE = r"""<html><body>
 <div class="math notranslate nohighlight" id="e"><span class="eqno">(4)<a class="headerlink"
-href="#e">#</a></span>\[\begin{equation}x \tag{4}\end{equation}\]</div>
+href="#e">#</a></span>\[\begin{equation}x\end{equation}\]</div>
+<div class="math notranslate nohighlight">\[\begin{equation*}x \tag{4}\end{equation*}\]</div>
 <div class="math notranslate nohighlight">\[\begin{split}a &amp;= b \\ c &amp;= d\end{split}\]</div>
 <pre>$$ code is not math $$</pre>
 </body></html>"""
@@ -32,6 +35,7 @@ def test_a_page_with_mathjax_errors_fails_and_a_clean_one_passes(tmp_path):
     assert sorted((p.page, p.kind, p.detail) for p in problems) == [
         ("broken.html", "mathjax error", "Multiple \\tag"),
         ("broken.html", "mathjax error", "\\tag not allowed in split environment"),
+        ("broken.html", "two equation numbers", "Sphinx's number and the \\tag both show"),
         ("broken.html", "unrendered math", "$$z$$"),
     ]
     assert book_check.main([str(tmp_path)]) == 1
@@ -41,9 +45,11 @@ def test_a_page_with_mathjax_errors_fails_and_a_clean_one_passes(tmp_path):
 
 def test_equations_are_read_without_their_delimiters():
     maths = book_check.page_math(FINE)
-    assert [m.tex for m in maths] == [r"\begin{equation}x \tag{4}\end{equation}",
+    assert [m.tex for m in maths] == [r"\begin{equation}x\end{equation}",
+                                      r"\begin{equation*}x \tag{4}\end{equation*}",
                                       r"\begin{split}a &= b \\ c &= d\end{split}"]
     assert all(m.display for m in maths)
+    assert [m.numbered for m in maths] == [True, False, False]
 
 
 needs_browser = pytest.mark.skipif(

@@ -47,12 +47,13 @@ class Math:
 
     tex: str
     display: bool
+    numbered: bool = False  # Sphinx printed its own number, e.g. "(3)", beside the equation
 
 
 @dataclass(frozen=True)
 class Problem:
     page: str
-    kind: str  # "mathjax error" or "unrendered math"
+    kind: str  # "mathjax error", "unrendered math" or "two equation numbers"
     detail: str
     tex: str = ""
 
@@ -71,14 +72,15 @@ def page_math(html: str) -> list[Math]:
     """Every equation Sphinx wrote into a page (elements of class ``math``)."""
     found = []
     for element in _soup(html).select(".math"):
-        for number in element.select(".eqno"):  # Sphinx's "(3)" and its permalink: HTML
+        numbers = element.select(".eqno")  # Sphinx's "(3)" and its permalink: HTML
+        for number in numbers:
             number.decompose()
         tex = element.get_text().strip()
         for left, right in _DELIMITERS:
             if tex.startswith(left) and tex.endswith(right):
                 tex = tex[len(left):len(tex) - len(right)].strip()
                 break
-        found.append(Math(tex, element.name == "div"))
+        found.append(Math(tex, element.name == "div", bool(numbers)))
     return found
 
 
@@ -122,6 +124,9 @@ def check_pages(html_dir: str | Path) -> list[Problem]:
     for name, m, error in zip(owners, equations, tex_errors(equations), strict=True):
         if error:
             problems.append(Problem(name, "mathjax error", error, m.tex))
+        elif m.numbered and r"\tag" in m.tex:  # MyST numbers {equation}: use {equation*}
+            problems.append(Problem(name, "two equation numbers",
+                                    "Sphinx's number and the \\tag both show", m.tex))
     return problems
 
 
