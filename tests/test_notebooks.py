@@ -37,6 +37,16 @@ def test_chapter_notebooks_are_parameterised_and_listed(path):
     assert f'"{path.stem}"' in resolve, "resolve() names the notebook, to get its own parameters"
 
 
+@pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS,
+                         ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_papermill_sees_every_declared_parameter(path):
+    """papermill skips a line it cannot parse (``a = b = None``), so ``-p a=...`` would not
+    reach the notebook: it must read the same names as the profiles do."""
+    import papermill
+
+    assert list(papermill.inspect_notebook(path)) == ["profile", *profiles.declared_params(path)]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", profiles.chapters())
 def test_every_chapter_runs_in_the_smoke_profile(chapter, tmp_path):
