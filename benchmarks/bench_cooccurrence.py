@@ -12,10 +12,10 @@ words up in sets, not lists, so that it is not slower than it needs to be.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
+from timing import best_time
 
 from biasbook.chapters.lm_gender_bias.data import defining_pairs
 from biasbook.text.cooccurrence import count_cooccurrences, gendered_words
@@ -65,15 +65,6 @@ def compare(co, naive) -> float:
         ref = naive.get(w, {"m": 0, "f": 0})
         worst = max(worst, abs(m - ref["m"]), abs(f - ref["f"]))
     return worst
-
-
-def best_time(fn, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main() -> None:

@@ -14,10 +14,10 @@ corpus (it is linear in tokens) and is also extrapolated to the whole sample.
 from __future__ import annotations
 
 import argparse
-import time
 from collections import Counter, defaultdict
 
 import numpy as np
+from timing import best_time
 
 from biasbook.mitigation.birm import FEMININE, MASCULINE
 from biasbook.text import corpora
@@ -74,17 +74,6 @@ def un_sentences(n_speeches: int) -> list[list[str]]:
             for s in corpora.split_sentences(doc)]
 
 
-def timed(fn, repeat: int = 1):
-    """Best wall time of ``repeat`` calls (the machine is shared: the minimum is the least
-    disturbed), and the last result."""
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speeches", type=int, default=300, help="UN General Debate speeches")
@@ -108,9 +97,9 @@ def main() -> None:
                                    min_sentence_length=MIN_LENGTH,
                                    markers=(MASCULINE, FEMININE))
 
-    fast_full, m_full = timed(lambda: build(sentences), args.repeat)
-    fast_prefix, m_prefix = timed(lambda: build(prefix), args.repeat)
-    naive_prefix, naive = timed(lambda: naive_matrix(prefix, MASCULINE, FEMININE))
+    fast_full, m_full = best_time(lambda: build(sentences), args.repeat)
+    fast_prefix, m_prefix = best_time(lambda: build(prefix), args.repeat)
+    naive_prefix, naive = best_time(lambda: naive_matrix(prefix, MASCULINE, FEMININE))
     worst = largest_difference(m_prefix, naive)
     scale = float(np.max(m_prefix.total.data))
 

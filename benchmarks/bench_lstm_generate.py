@@ -12,9 +12,9 @@ same in both, so the ratio is what the sampler costs. Reported: seconds for each
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
+from timing import best_time
 
 from biasbook.training.lstm import LMConfig, LSTMLanguageModel, Vocab, generate
 
@@ -34,15 +34,6 @@ def generate_multinomial(model, vocab, *, n_seeds, length, temperature=1.0, seed
     return [vocab.decode(col) for col in torch.stack(out, 1)]
 
 
-def best_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
@@ -54,8 +45,8 @@ def main() -> None:
     vocab = Vocab(["<unk>", "<eos>", *(f"w{i}" for i in range(args.vocab - 2))])
     model = LSTMLanguageModel(len(vocab), LMConfig(layers=2, hidden=64, emb=64, dropout=0.1))
     kwargs = {"n_seeds": args.seeds, "length": args.length}
-    old = best_time(lambda: generate_multinomial(model, vocab, **kwargs), args.repeats)
-    new = best_time(lambda: generate(model, vocab, **kwargs), args.repeats)
+    old, _ = best_time(lambda: generate_multinomial(model, vocab, **kwargs), args.repeats)
+    new, _ = best_time(lambda: generate(model, vocab, **kwargs), args.repeats)
     tokens = args.seeds * args.length
     print(f"{args.seeds} texts x {args.length} tokens, vocabulary {args.vocab}, 1 thread, "
           f"best of {args.repeats}")
