@@ -46,6 +46,19 @@ def logic_lines(source: str) -> list[str]:
             if line.strip() and not line.strip().startswith(("#", "%"))]
 
 
+def assert_only_literal_assignments(source: str, index: int) -> None:
+    for node in ast.parse(source).body:
+        is_literal = isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0], ast.Name)
+        if is_literal:
+            try:
+                ast.literal_eval(node.value)
+            except ValueError:
+                is_literal = False
+        assert is_literal, f"parameters cell {index} holds more than 'name = literal': " \
+                           f"{ast.unparse(node)!r}"
+
+
 @pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
 def test_notebook_cells_narrate(path):
     nb = json.loads(path.read_text())
@@ -54,6 +67,9 @@ def test_notebook_cells_narrate(path):
         if cell["cell_type"] != "code":
             continue
         source = "".join(cell["source"])
+        if "parameters" in cell["metadata"].get("tags", []):
+            assert_only_literal_assignments(source, i)  # declarations, one per line: no logic
+            continue
         limit = MAX_LOGIC_LINES * (2 if any(m in source for m in PLOT_MARKERS) else 1)
         if len(logic_lines(source)) > limit:
             long.append((i, len(logic_lines(source))))
