@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from biasbook import resources, store, validate
 from biasbook.text import corpora as text_corpora
@@ -204,17 +205,24 @@ def _un_country_texts(code: str, min_words: int, years: tuple[int, int] | None) 
     return [s for p in files for s in un_speech_sentences(p, min_words=min_words)]
 
 
-def _un_speech_volumes(min_words: int) -> dict[str, list[int]]:
-    """Speech id -> [sentences kept, words], every speech, cached: one pass serves all years."""
-    def compute():
-        out = {}
-        for p in text_corpora.un_debate_files():
-            kept = un_speech_sentences(p, min_words=min_words)
-            out[p.stem] = [len(kept), sum(n_words(t) for t in kept)]
-        return out
+def _un_speech_volumes(min_words: int, years: tuple[int, int] | None) -> dict[str, list[int]]:
+    """Speech id -> [sentences kept, words] for the sessions of ``years`` (None = all), cached per
+    session: a short smoke run reads only its own years, and a later run only what it adds."""
+    sessions: dict[int, list[Path]] = {}
+    for p in text_corpora.un_debate_files():
+        year = int(p.stem[-4:])  # ISO_SS_YYYY
+        if years is None or years[0] <= year <= years[1]:
+            sessions.setdefault(year, []).append(p)
+    out: dict[str, list[int]] = {}
+    for year, files in tqdm(sorted(sessions.items()), desc="UN sessions", unit="session",
+                            leave=False):
+        def compute(files=files):
+            kept = {p.stem: un_speech_sentences(p, min_words=min_words) for p in files}
+            return {stem: [len(t), sum(n_words(x) for x in t)] for stem, t in kept.items()}
 
-    key = store.content_key(_source_key("un-debates"), min_words, _VERSION)
-    return store.cached_json("region-aware-un-speeches", key, compute)
+        key = store.content_key(_source_key("un-debates"), min_words, _VERSION, year)
+        out.update(store.cached_json("region-aware-un-speeches", key, compute))
+    return out
 
 
 # --- the tweets ----------------------------------------------------------------------------
@@ -335,12 +343,9 @@ def _volumes(domain: str, opts: _Options) -> pd.DataFrame:
     table = _country_table(domain)
     table = table[table["region"].notna()]
     if domain == "un-debates":
-        speeches = pd.DataFrame.from_dict(_un_speech_volumes(opts.min_words), orient="index",
-                                          columns=["examples", "words"])
-        code, year = speeches.index.str[:-8], speeches.index.str[-4:].astype(int)  # ISO_SS_YYYY
-        first, last = opts.years or (year.min(), year.max())
-        inside = (year >= first) & (year <= last)
-        counts = speeches[inside].groupby(code[inside]).sum()
+        speeches = pd.DataFrame.from_dict(_un_speech_volumes(opts.min_words, opts.years),
+                                          orient="index", columns=["examples", "words"])
+        counts = speeches.groupby(speeches.index.str[:-8]).sum()  # ISO_SS_YYYY -> ISO
         table = table.merge(counts.rename_axis("code").reset_index(), on="code")
         return table[table["examples"] > 0]
 
