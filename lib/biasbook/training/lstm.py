@@ -23,20 +23,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-if TYPE_CHECKING:
-    from biasbook.mitigation.subspace import BiasRegularizer
-
 EOS, UNK = "<eos>", "<unk>"
 DEBIAS = ("input", "output", "both")
 Hidden = list[tuple[torch.Tensor, torch.Tensor]]
+#: A penalty on an embedding matrix, added to the loss (e.g. mitigation.subspace.BiasRegularizer).
+Regularizer = Callable[[torch.Tensor], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -190,7 +188,7 @@ def train_lm(
     train_ids: torch.Tensor,
     config: LMConfig,
     *,
-    regularizer: BiasRegularizer | None = None,
+    regularizer: Regularizer | None = None,
     valid_ids: torch.Tensor | None = None,
     progress: bool = True,
 ) -> list[dict[str, float]]:
@@ -292,7 +290,7 @@ def _train_epoch(
     data: torch.Tensor,
     config: LMConfig,
     optimizer: torch.optim.Optimizer,
-    regularizer: BiasRegularizer | None,
+    regularizer: Regularizer | None,
     progress: bool,
     epoch: int,
 ) -> dict[str, float]:
