@@ -87,6 +87,7 @@ class TopicSettings:
 
     domain: str = "un-debates"
     regions: tuple[str, ...] | None = None       # None: every region the domain has
+    years: tuple[int, int] | None = None         # UN sessions (first, last); None: all
     docs_per_region: int | None = 1500           # aligned examples per region (None: all)
     rule: str = "exclusive"                      # gendered.RULES
     alignment: str = "probability"               # ALIGNMENTS: which rule sets a topic's gender
@@ -110,6 +111,8 @@ class TopicSettings:
         if self.regions is not None:
             object.__setattr__(self, "regions",
                                tuple(validate.word_list("regions", self.regions)))
+        if self.years is not None:
+            object.__setattr__(self, "years", tuple(self.years))
 
     @classmethod
     def from_mapping(cls, values: Mapping | None) -> TopicSettings:
@@ -120,7 +123,7 @@ class TopicSettings:
         >>> TopicSettings.from_mapping({"doc_per_region": 200})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: unknown topic setting(s) ['doc_per_region']; valid: domain, regions, ...
+        ValueError: unknown topic setting(s) ['doc_per_region']; valid: domain, regions, years, ...
         """
         values = dict(values or {})
         names = [f.name for f in dataclasses.fields(cls)]
@@ -331,7 +334,7 @@ def _label_identity(settings: TopicSettings) -> list | None:
 def labelled_documents(settings: TopicSettings) -> pd.DataFrame:
     """Every gendered example of the settings' domain and regions (:func:`gendered.label_documents`
     over :func:`corpora.documents`); the input of Table 6 and of :func:`region_topics`."""
-    docs = corpora.documents(settings.domain, regions=settings.regions)
+    docs = corpora.documents(settings.domain, regions=settings.regions, years=settings.years)
     return gendered.label_documents(docs, rule=settings.rule)
 
 
