@@ -78,3 +78,16 @@ def test_the_browser_check_sees_what_a_reader_would(tmp_path):
     assert sorted(p.kind for p in broken) == ["broken link", "error output", "mathjax error",
                                                "missing image", "no figure", "unrendered math"]
     assert book_check.browser_problems(tmp_path / "fine.html", tmp_path, draws_figures=True) == []
+
+
+def test_a_redirect_stub_is_checked_for_its_target_only(tmp_path):
+    # Jupyter Book's root index.html: a browser shows book/intro.html, whose links are relative
+    # to book/; reading them relative to the stub reported 43 false broken links.
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.html").write_text("<html><body>intro</body></html>")
+    stub = '<meta http-equiv="Refresh" content="0; url={}" />'
+    (tmp_path / "index.html").write_text(stub.format("book/intro.html"))
+    (tmp_path / "old.html").write_text(stub.format("book/gone.html"))
+    assert book_check.browser_problems(tmp_path / "index.html", tmp_path) == []
+    gone = book_check.browser_problems(tmp_path / "old.html", tmp_path)
+    assert [(p.kind, p.detail) for p in gone] == [("broken redirect", "book/gone.html")]

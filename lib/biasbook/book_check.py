@@ -159,9 +159,25 @@ def screenshot(page: Path, target: Path, size: str = "1280,1600") -> Path:
     return target
 
 
+def redirect_target(html_text: str) -> str | None:
+    """Where a redirect stub (Jupyter Book's root ``index.html``) sends the reader, else None.
+
+    >>> redirect_target('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    'book/intro.html'
+    """
+    meta = _soup(html_text).find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
+    found = re.search(r"url=(\S+)", meta.get("content", ""), re.I) if meta else None
+    return found.group(1).strip("'\"") if found else None
+
+
 def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) -> list[Problem]:
-    """What a reader of ``page`` would see go wrong (module docstring)."""
+    """What a reader of ``page`` would see go wrong (module docstring). A redirect stub is checked
+    for its target only: the browser shows the target, whose links are relative to the target."""
     name = str(page.relative_to(html_dir))
+    target = redirect_target(page.read_text(encoding="utf-8"))
+    if target is not None:
+        exists = (page.parent / target.split("#")[0]).resolve().exists()
+        return [] if exists else [Problem(name, "broken redirect", target)]
     soup = _soup(rendered_dom(page))
     problems = [Problem(name, "mathjax error", e.get("data-mjx-error", "?"), e.get_text())
                 for e in soup.select("mjx-merror")]
