@@ -159,6 +159,12 @@ def screenshot(page: Path, target: Path, size: str = "1280,1600") -> Path:
     return target
 
 
+def _missing(page: Path, href: str) -> bool:
+    """A relative link or source of ``page`` (fragment and query dropped) names no built file."""
+    path = href.split("#")[0].split("?")[0]
+    return bool(path) and not (page.parent / path).resolve().exists()
+
+
 def redirect_target(html_text: str) -> str | None:
     """Where a redirect stub (Jupyter Book's root ``index.html``) sends the reader, else None.
 
@@ -176,8 +182,7 @@ def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) ->
     name = str(page.relative_to(html_dir))
     target = redirect_target(page.read_text(encoding="utf-8"))
     if target is not None:
-        exists = (page.parent / target.split("#")[0]).resolve().exists()
-        return [] if exists else [Problem(name, "broken redirect", target)]
+        return [Problem(name, "broken redirect", target)] if _missing(page, target) else []
     soup = _soup(rendered_dom(page))
     problems = [Problem(name, "mathjax error", e.get("data-mjx-error", "?"), e.get_text())
                 for e in soup.select("mjx-merror")]
@@ -188,15 +193,13 @@ def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) ->
             break
     for img in soup.select("img[src]"):
         src = img["src"].split("#")[0].split("?")[0]
-        if src and not src.startswith(("data:", "http:", "https:")) and \
-                not (page.parent / src).resolve().exists():
+        if not src.startswith(("data:", "http:", "https:")) and _missing(page, src):
             problems.append(Problem(name, "missing image", src))
     for link in soup.select("a[href]"):
         href = link["href"]
         if href.startswith(("http:", "https:", "mailto:", "#", "javascript:")):
             continue
-        target = href.split("#")[0].split("?")[0]
-        if target and not (page.parent / target).resolve().exists():
+        if _missing(page, href):
             problems.append(Problem(name, "broken link", href))
     for container in soup.select("mjx-container, script, style, pre, code, textarea"):
         container.decompose()
