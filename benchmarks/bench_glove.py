@@ -1,12 +1,13 @@
-"""Benchmark: the PyTorch GloVe trainer vs mittens 0.2 (NumPy GloVe) on one shared matrix.
+"""Benchmark: our GloVe trainer vs mittens 0.2 (NumPy GloVe) on one shared matrix.
 
 Part 1: both train on the same co-occurrence matrix (the most frequent ``--words`` words of a UN
 General Debates sample; mittens needs it dense, so at most ~5k words) for the same number of
 epochs, single-threaded (BLAS limited to one thread for mittens). Reported: seconds per epoch
-(ours: median over epochs, with the first epoch, which includes torch.compile's compilation,
-shown apart) and the final GloVe objective J of both, computed by the same function on their
-final parameters. mittens makes one full-batch AdaGrad step per epoch; ours makes one per
-mini-batch, which is why its loss falls faster per epoch.
+(ours: median over epochs, with the first epoch, which includes numba's compilation when its
+on-disk cache is cold, shown apart) and the final GloVe objective J of both, computed by the same
+function on their final parameters, for both of our backends (the numba CPU loop, the default,
+and the torch step on the CPU). mittens makes one full-batch AdaGrad step per epoch; ours makes
+one per mini-batch, which is why its loss falls faster per epoch.
 
 Part 2: our trainer alone on a vocabulary of at least ``--large-words`` words (UN speeches + IMDB
 reviews), a size mittens cannot hold in memory (dense V x V float64 arrays).
@@ -18,6 +19,7 @@ reviews), a size mittens cannot hold in memory (dense V x V float64 arrays).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 
@@ -37,6 +39,18 @@ def un_matrix(speeches: int, words: int, imdb: int = 0):
     return word_context_matrix(sentences, max_vocab=words)
 
 
+@contextlib.contextmanager
+def torch_threads(n: int):
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
 def run_mittens(dense: np.ndarray, dim: int, epochs: int, lr: float):
     from mittens import GloVe
 
@@ -48,9 +62,10 @@ def run_mittens(dense: np.ndarray, dim: int, epochs: int, lr: float):
     return seconds / epochs, model
 
 
-def run_ours(m, dim: int, epochs: int, lr: float, batch: int, compiled: bool):
-    fit = glove.train(m, dim=dim, epochs=epochs, lr=lr, batch_size=batch, compiled=compiled,
-                      cache=False, progress=False, threads=1)
+def run_ours(m, dim: int, epochs: int, lr: float, batch: int, backend: str):
+    with threadpool_limits(limits=1), torch_threads(1):
+        fit = glove.train(m, dim=dim, epochs=epochs, lr=lr, batch_size=batch, backend=backend,
+                          cache=False, progress=False)
     steady = fit.seconds[1:] if len(fit.seconds) > 1 else fit.seconds
     return statistics.median(steady), fit
 
@@ -78,11 +93,10 @@ def main() -> None:
     mit_epoch, model = run_mittens(m.total.toarray(), args.dim, args.epochs, args.lr)
     mit_loss = glove.objective(m.total, model.W, model.C, model.bw.ravel(), model.bc.ravel())
     print(f"mittens 0.2 (NumPy, full batch):  {mit_epoch:8.2f} s/epoch, final J = {mit_loss:,.0f}")
-    for compiled in (False, True):
-        ours_epoch, fit = run_ours(m, args.dim, args.epochs, args.lr, args.batch, compiled)
+    for backend in ("numba", "torch"):
+        ours_epoch, fit = run_ours(m, args.dim, args.epochs, args.lr, args.batch, backend)
         loss = glove.objective(m.total, **fit.params)
-        label = "torch.compile" if compiled else "eager"
-        print(f"ours ({label}, batch {args.batch:,}): {ours_epoch:8.2f} s/epoch "
+        print(f"ours ({backend}, batch {args.batch:,}): {ours_epoch:8.2f} s/epoch "
               f"(first epoch {fit.seconds[0]:.2f} s), final J = {loss:,.0f}; "
               f"{mit_epoch / ours_epoch:.1f}x faster per epoch (goal >= 10x), "
               f"loss {'<=' if loss <= mit_loss else '>'} mittens'")
@@ -93,8 +107,8 @@ def main() -> None:
     print(f"large matrix: {len(big):,} words ({big.params['n_tokens']:,} tokens of UN speeches "
           f"and IMDB reviews), {big.nnz:,} non-zeros; mittens would need "
           f"{len(big) ** 2 * 8 * 6 / 2**30:,.0f} GiB for its dense arrays")
-    epoch, fit = run_ours(big, args.dim, args.large_epochs, args.lr, args.batch, True)
-    print(f"ours (torch.compile): {epoch:.1f} s/epoch (first {fit.seconds[0]:.1f} s), "
+    epoch, fit = run_ours(big, args.dim, args.large_epochs, args.lr, args.batch, "numba")
+    print(f"ours (numba): {epoch:.1f} s/epoch (first {fit.seconds[0]:.1f} s), "
           f"J per epoch {[round(x) for x in fit.losses]}")
 
 

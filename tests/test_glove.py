@@ -1,4 +1,5 @@
-"""The PyTorch GloVe trainer against the objective and AdaGrad computed by hand, and mittens."""
+"""The GloVe trainer (both backends) against the objective and AdaGrad computed by hand, mittens,
+and each other."""
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ X = np.array([[0.0, 3.0, 0.0, 150.0],
               [0.0, 1.0, 0.0, 7.5],
               [150.0, 0.0, 7.5, 4.0]])
 VOCAB = ["a", "b", "c", "d"]
+BACKENDS = pytest.mark.parametrize("backend", ["numba", "torch"])
 
 
 def start(dim=3, seed=0):
@@ -39,10 +41,11 @@ def test_objective_matches_loops():
         pytest.approx(loops_objective(p, 10, 0.5), rel=1e-12)
 
 
-def test_one_adagrad_step_by_hand():
+@BACKENDS
+def test_one_adagrad_step_by_hand(backend):
     p, lr, a0 = start(), 0.05, 0.1
     fit = glove.train(sp.csr_matrix(X), VOCAB, dim=3, epochs=1, lr=lr, initial_accumulator=a0,
-                      batch_size=64, init=p, cache=False, progress=False)
+                      batch_size=64, init=p, cache=False, progress=False, backend=backend)
     # one full batch: the gradient of J/2 summed over all entries, then AdaGrad
     g = {k: np.zeros_like(v) for k, v in p.items()}
     for i in range(4):
@@ -62,7 +65,8 @@ def test_one_adagrad_step_by_hand():
     np.testing.assert_allclose(fit.kv["b"], fit.params["W"][1] + fit.params["C"][1], rtol=1e-6)
 
 
-def test_full_batch_epochs_match_mittens():
+@BACKENDS
+def test_full_batch_epochs_match_mittens(backend):
     from mittens import GloVe
 
     p = start(dim=3, seed=1)
@@ -70,17 +74,33 @@ def test_full_batch_epochs_match_mittens():
     ref.fit(X, fixed_initialization={"W": p["W"].copy(), "C": p["C"].copy(),
                                      "bw": p["bw"][:, None].copy(), "bc": p["bc"][:, None].copy()})
     fit = glove.train(X, VOCAB, dim=3, epochs=4, batch_size=64, init=p, cache=False,
-                      progress=False)
+                      progress=False, backend=backend)
     np.testing.assert_allclose(fit.params["W"], ref.W, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(fit.params["bc"], ref.bc.ravel(), rtol=1e-4, atol=1e-6)
     # mittens reports J/2 per iteration, before each update
     np.testing.assert_allclose(np.array(fit.losses) / 2, ref.errors, rtol=1e-5)
 
 
-def test_deterministic_per_seed_and_mini_batches_shuffle():
+def small_matrix():
     m = sp.random(60, 60, density=0.3, random_state=0, format="csr") * 50
-    m = m + m.T
-    vocab = [f"w{i}" for i in range(60)]
+    return m + m.T, [f"w{i}" for i in range(60)]
+
+
+def test_backends_agree_on_mini_batches():
+    """Many batches, each touching a row several times: the CPU loop (which updates a row of W as
+    soon as its run in the batch ends) and the tensor step (which updates all rows at once) must
+    give the same parameters."""
+    m, vocab = small_matrix()
+    kwargs = dict(dim=8, epochs=3, batch_size=200, seed=2, cache=False, progress=False)
+    a = glove.train(m, vocab, backend="numba", **kwargs)
+    b = glove.train(m, vocab, backend="torch", **kwargs)
+    for k in ("W", "C", "bw", "bc"):
+        np.testing.assert_allclose(a.params[k], b.params[k], rtol=1e-4, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(a.losses, b.losses, rtol=1e-5)
+
+
+def test_deterministic_per_seed_and_mini_batches_shuffle():
+    m, vocab = small_matrix()
     kwargs = dict(dim=8, epochs=3, batch_size=16, cache=False, progress=False)
     a = glove.train(m, vocab, seed=3, **kwargs)
     b = glove.train(m, vocab, seed=3, **kwargs)
@@ -127,3 +147,5 @@ def test_bad_inputs():
         glove.train(np.zeros((2, 2)), ["a", "b"], cache=False)
     with pytest.raises(ValueError, match="cache=False"):
         glove.train(X, VOCAB, init=start())
+    with pytest.raises(ValueError, match="backend must be"):
+        glove.train(X, VOCAB, backend="jax", cache=False)

@@ -1,4 +1,4 @@
-"""GloVe (Pennington, Socher & Manning 2014) trained in PyTorch from a sparse co-occurrence matrix.
+"""GloVe (Pennington, Socher & Manning 2014) trained from a sparse co-occurrence matrix.
 
 The model fits, over the non-zero entries X_ij of the co-occurrence matrix only,
 
@@ -6,14 +6,20 @@ The model fits, over the non-zero entries X_ij of the co-occurrence matrix only,
     f(x) = (x / x_max) ** alpha if x < x_max else 1       (x_max = 100, alpha = 3/4),
 
 with AdaGrad (accumulator a += g^2, step lr * g / sqrt(a), g the gradient of J/2 as in GloVe's C
-code and in ``mittens``) over shuffled mini-batches of entries, and returns the word vectors
-``W + W~`` (the sum of word and context vectors, as the GloVe paper recommends) as gensim
-``KeyedVectors``.
+code and in ``mittens``) over mini-batches of entries, and returns the word vectors ``W + W~``
+(the sum of word and context vectors, as the GloVe paper recommends) as gensim ``KeyedVectors``.
 
 - Any matrix works: a modified one (BIRM) is trained exactly like a counted one. Entries must be
   positive (their log is taken).
-- Deterministic for a fixed ``seed`` and thread count: initialisation and the per-epoch shuffles
-  come from seeded generators, and the gradient sums run in a fixed order.
+- Mini-batches: every entry is dealt at random to one of ceil(nnz / batch_size) batches once, at
+  the start, and every epoch visits the batches in a new random order. This is how GloVe's C code
+  shuffles (once, with its ``shuffle`` tool); it saves a shuffle of all entries per epoch, and
+  keeps each batch sorted by row, which the CPU step (:mod:`.glove_steps`) relies on.
+- Two implementations of one step: ``backend="numba"`` (the default, a compiled CPU loop) and
+  ``backend="torch"`` (tensor operations on any ``device``, for GPUs). They agree to float32
+  rounding; the backend is part of the cache key.
+- Deterministic for a fixed ``seed``: initialisation, batches and their order per epoch come from
+  seeded generators, and the sums run in a fixed order.
 - Cached by content (:mod:`biasbook.store`): the key is the matrix's hash, the hyper-parameters
   and :data:`CODE_VERSION`. A checkpoint is written atomically after every epoch, so an interrupted
   training resumes at the last finished epoch.
@@ -26,8 +32,7 @@ before the update, and the accumulator starts at ``initial_accumulator`` (0.1 by
 before AdaGrad normalises them, a larger learning rate than glove.c's 0.05 pays off (on a
 12k-word UN + IMDB matrix, 0.25 halved J after 5 epochs and raised MEN's Spearman from 0.07 to
 0.31). ``loss`` per epoch is J summed over the batches as they were visited (each batch with the
-parameters before its update); :func:`objective` gives
-J for given parameters.
+parameters before its update); :func:`objective` gives J for given parameters.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> x = sp.csr_matrix(np.array([[0, 4.0, 1], [4, 0, 2], [1, 2, 0]]))
@@ -38,20 +43,20 @@ J for given parameters.
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 from gensim.models import KeyedVectors
 from scipy import sparse
+from tqdm.auto import tqdm
 
 from biasbook import store
+from biasbook.embeddings import glove_steps
 
-CODE_VERSION = 1  # bump when a change alters trained vectors
+CODE_VERSION = 2  # bump when a change alters trained vectors
 KIND = "glove"
 
 
@@ -102,22 +107,18 @@ def train(
     initial_accumulator: float = 0.1,
     batch_size: int = 1 << 14,
     seed: int = 0,
-    threads: int | None = 1,
+    backend: str = "numba",
+    device: str = "cpu",
     init: dict[str, np.ndarray] | None = None,
-    compiled: bool = False,
     cache: bool = True,
     progress: bool = True,
 ) -> GloveFit:
     """Train GloVe on ``matrix`` (a scipy sparse matrix, or a
     :class:`~biasbook.text.cooccurrence.WordContextMatrix`, which brings its vocabulary).
 
-    ``threads``: torch intra-op threads during training (``None`` leaves torch's setting);
-    results are reproducible for a given seed and thread count. ``init``: starting ``W``, ``C``,
-    ``bw``, ``bc`` (tests; not part of the cache key, so it needs ``cache=False``).
-    ``compiled``: run the mini-batch step through ``torch.compile`` (one fused C++ loop instead
-    of a dozen tensor operations: several times faster per epoch, after a one-off compilation
-    of tens of seconds that torch caches on disk). It is part of the cache key: fused
-    arithmetic rounds differently.
+    ``backend``: ``"numba"`` (CPU, single thread) or ``"torch"`` on ``device`` (e.g. ``"cuda"``).
+    ``init``: starting ``W``, ``C``, ``bw``, ``bc`` (tests; not part of the cache key, so it needs
+    ``cache=False``).
     """
     if hasattr(matrix, "total") and hasattr(matrix, "vocab"):
         vocab = matrix.vocab.tolist() if vocab is None else vocab
@@ -128,11 +129,13 @@ def train(
     if dim < 1 or epochs < 0 or batch_size < 1 or lr <= 0 or initial_accumulator <= 0:
         raise ValueError("need dim >= 1, epochs >= 0, batch_size >= 1, lr > 0, "
                          "initial_accumulator > 0")
+    if backend not in ("numba", "torch"):
+        raise ValueError(f"backend must be 'numba' or 'torch', got {backend!r}")
     if init is not None and cache:
         raise ValueError("a custom init is not part of the cache key: pass cache=False")
     hyper = {"dim": dim, "epochs": epochs, "x_max": x_max, "alpha": alpha, "lr": lr,
              "initial_accumulator": initial_accumulator, "batch_size": batch_size, "seed": seed,
-             "compiled": compiled}
+             "backend": backend, "device": device if backend == "torch" else None}
     key = store.content_key(KIND, CODE_VERSION, _matrix_hash(coo), list(vocab), hyper)
     final = store.cache_path(KIND, key, ".npz")
     if cache and final.exists():
@@ -141,26 +144,18 @@ def train(
             losses = json.loads(str(z["losses"]))
         return GloveFit(_keyed(vocab, params), params, losses, [], key)
     trainer = _Trainer(coo, dim, x_max, alpha, lr, initial_accumulator, batch_size, seed, init,
-                       compiled)
+                       backend, device)
     checkpoint = store.cache_path(KIND, key, ".partial.npz")
     if cache and checkpoint.exists():
         trainer.load(checkpoint)
     seconds = []
-    old_threads = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        from tqdm.auto import tqdm
-
-        for _ in tqdm(range(len(trainer.losses), epochs), desc="GloVe epochs",
-                      initial=len(trainer.losses), total=epochs, disable=not progress):
-            start = time.perf_counter()
-            trainer.epoch()
-            seconds.append(time.perf_counter() - start)
-            if cache:
-                trainer.save(checkpoint)
-    finally:
-        torch.set_num_threads(old_threads)
+    for _ in tqdm(range(len(trainer.losses), epochs), desc="GloVe epochs",
+                  initial=len(trainer.losses), total=epochs, disable=not progress):
+        start = time.perf_counter()
+        trainer.epoch()
+        seconds.append(time.perf_counter() - start)
+        if cache:
+            trainer.save(checkpoint)
     params = trainer.arrays()
     if cache:
         with store.atomic_file(final) as tmp, open(tmp, "wb") as fh:
@@ -169,80 +164,80 @@ def train(
     return GloveFit(_keyed(vocab, params), params, list(trainer.losses), seconds, key)
 
 
-def _step(W, C, bw, bc, aW, aC, abw, abc, i, j, logx, fx, lr: float):
-    """One mini-batch: gradients of J/2 summed per row, then AdaGrad in place; returns J."""
-    wi, cj = W.index_select(0, i), C.index_select(0, j)
-    diff = (wi * cj).sum(1) + bw.index_select(0, i) + bc.index_select(0, j) - logx
-    fd = fx * diff
-    grads = (torch.zeros_like(W).index_add_(0, i, cj * fd.unsqueeze(1)),
-             torch.zeros_like(C).index_add_(0, j, wi * fd.unsqueeze(1)),
-             torch.zeros_like(bw).index_add_(0, i, fd), torch.zeros_like(bc).index_add_(0, j, fd))
-    for p, a, g in zip((W, C, bw, bc), (aW, aC, abw, abc), grads, strict=True):
-        a.addcmul_(g, g)
-        p.addcdiv_(g, a.sqrt(), value=-lr)
-    return (fd * diff).sum().double()
-
-
 class _Trainer:
-    """Parameters, AdaGrad accumulators and the entry arrays of one GloVe training."""
+    """Parameters, AdaGrad accumulators and the batched entries of one GloVe training."""
 
-    def __init__(self, coo, dim, x_max, alpha, lr, a0, batch_size, seed, init, compiled):
+    NAMES = ("W", "C", "bw", "bc")
+
+    def __init__(self, coo, dim, x_max, alpha, lr, a0, batch_size, seed, init, backend, device):
         n = coo.shape[0]
-        self.step = _compiled_step() if compiled else _step
-        self.rows = torch.from_numpy(coo.row.astype(np.int64))
-        self.cols = torch.from_numpy(coo.col.astype(np.int64))
-        self.logx = torch.from_numpy(np.log(coo.data).astype(np.float32))
-        self.fx = torch.from_numpy(weighting(coo.data, x_max, alpha).astype(np.float32))
-        self.lr, self.batch, self.seed = lr, batch_size, seed
+        rng = np.random.default_rng(seed)
         if init is None:
-            rng = np.random.default_rng(seed)
             init = {k: (rng.random(shape, dtype=np.float32) - 0.5) / dim
                     for k, shape in (("W", (n, dim)), ("C", (n, dim)), ("bw", (n,)),
                                      ("bc", (n,)))}
-        self.p = {k: torch.tensor(np.asarray(init[k]), dtype=torch.float32)
-                  for k in ("W", "C", "bw", "bc")}
-        self.acc = {k: torch.full_like(v, a0) for k, v in self.p.items()}
+        n_batches = -(-coo.nnz // batch_size)
+        order, self.starts = glove_steps.group_by_batch(rng.integers(0, n_batches, coo.nnz),
+                                                        n_batches)
+        self.entries = (coo.row[order].astype(np.int64), coo.col[order].astype(np.int64),
+                        np.log(coo.data[order]).astype(np.float32),
+                        weighting(coo.data[order], x_max, alpha).astype(np.float32))
+        self.p = {k: np.array(init[k], dtype=np.float32) for k in self.NAMES}
+        self.acc = {k: np.full_like(v, a0) for k, v in self.p.items()}
+        self.lr, self.seed, self.backend, self.device = lr, seed, backend, device
         self.losses: list[float] = []
 
     def epoch(self) -> None:
-        g = torch.Generator().manual_seed(self.seed * 1_000_003 + len(self.losses))
-        n = len(self.rows)
-        # pad to whole batches with weight-0 entries (no gradient, no loss), so that every batch
-        # has one shape and a compiled step is compiled once
-        order = torch.cat([torch.randperm(n, generator=g),
-                           torch.full(((-n) % self.batch,), n, dtype=torch.int64)])
-        rows, cols, logx, fx = (torch.cat([t, t.new_zeros(1)]).index_select(0, order)
-                                for t in (self.rows, self.cols, self.logx, self.fx))
-        total = torch.zeros((), dtype=torch.float64)
-        for start in range(0, len(order), self.batch):
-            end = start + self.batch
-            total += self.step(self.p["W"], self.p["C"], self.p["bw"], self.p["bc"],
-                               self.acc["W"], self.acc["C"], self.acc["bw"], self.acc["bc"],
-                               rows[start:end], cols[start:end], logx[start:end],
-                               fx[start:end], self.lr)
-        self.losses.append(float(total))
+        batches = np.random.default_rng([self.seed, len(self.losses)]).permutation(
+            len(self.starts) - 1)
+        if self.backend == "numba":
+            total = self._numba_epoch(batches)
+        else:
+            total = self._torch_epoch(batches)
+        self.losses.append(total)
+
+    def _numba_epoch(self, batches) -> float:
+        n, dim = self.p["W"].shape
+        scratch = (np.zeros((n, dim), np.float32), np.zeros(n, np.float32),
+                   np.empty(n, np.int64), np.zeros(n, np.bool_), np.empty(dim, np.float32))
+        total = 0.0
+        for b in batches:
+            part = [e[self.starts[b]:self.starts[b + 1]] for e in self.entries]
+            total += glove_steps.numba_step(*self.p.values(), *self.acc.values(), *part,
+                                            np.float32(self.lr), *scratch)
+        return total
+
+    def _torch_epoch(self, batches) -> float:
+        import torch
+
+        def tensors(arrays):
+            return [torch.from_numpy(a).to(self.device) for a in arrays]
+
+        params, acc = tensors(self.p.values()), tensors(self.acc.values())
+        entries = tensors(self.entries)
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        for b in batches:
+            lo, hi = self.starts[b], self.starts[b + 1]
+            total += glove_steps.torch_step(*params, *acc, *(e[lo:hi] for e in entries), self.lr)
+        for store_, new in ((self.p, params), (self.acc, acc)):
+            store_.update({k: t.cpu().numpy() for k, t in zip(self.NAMES, new, strict=True)})
+        return float(total)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {k: v.numpy().copy() for k, v in self.p.items()}
+        return {k: v.copy() for k, v in self.p.items()}
 
     def save(self, path) -> None:
-        arrays = {**{k: v.numpy() for k, v in self.p.items()},
-                  **{f"acc_{k}": v.numpy() for k, v in self.acc.items()},
+        arrays = {**self.p, **{f"acc_{k}": v for k, v in self.acc.items()},
                   "losses": np.array(json.dumps(self.losses))}
         with store.atomic_file(path) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
 
     def load(self, path) -> None:
         with np.load(path, allow_pickle=False) as z:
-            for k in self.p:
-                self.p[k] = torch.from_numpy(z[k].copy())
-                self.acc[k] = torch.from_numpy(z[f"acc_{k}"].copy())
+            for k in self.NAMES:
+                self.p[k] = z[k].copy()
+                self.acc[k] = z[f"acc_{k}"].copy()
             self.losses = json.loads(str(z["losses"]))
-
-
-@functools.cache
-def _compiled_step():
-    return torch.compile(_step, dynamic=True)
 
 
 def _entries(matrix) -> sparse.coo_matrix:
