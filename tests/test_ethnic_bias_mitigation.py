@@ -171,10 +171,9 @@ def test_rows_are_set_against_the_monolingual_reference_of_their_direction_and_l
     assert vs_ft["agrees"].item()
 
 
-def test_table9_form_measures_each_row_against_the_english_base():
+def fake_outcomes(rng):
+    """A factory of outcomes with random log P' over three targets, two attributes, template 2."""
     from biasbook.chapters.ethnic_bias.pipeline import CBResult
-
-    rng = np.random.default_rng(0)
 
     def outcome(direction, language, variant, aligned_to=None, role="monolingual"):
         r = CBResult(language=language, model="m", kind="causal", mode="paper", ddof=1,
@@ -184,6 +183,11 @@ def test_table9_form_measures_each_row_against_the_english_base():
         return m.Outcome({"direction": direction, "language": language, "model": "m",
                           "variant": variant, "aligned_to": aligned_to, "role": role}, r)
 
+    return outcome
+
+
+def test_table9_form_measures_each_row_against_the_english_base():
+    outcome = fake_outcomes(np.random.default_rng(0))
     english = outcome("en->x", "en", "base")
     rows = [outcome("x->en", "ko", "ft"), outcome("x->en", "ko", "align", "en"), english,
             outcome("en->x", "en", "ft"), outcome("en->x", "en", "align", "ko"),
@@ -197,3 +201,20 @@ def test_table9_form_measures_each_row_against_the_english_base():
     want = (jensenshannon(p, q) ** 2 + jensenshannon(r, s) ** 2) / 2
     assert got.loc[1, "jsd_to_english_base"] == pytest.approx(want)
     assert m.jsd_to_english(rows[:2]).empty  # no English base row
+
+
+def test_mitigation_figure_has_one_panel_per_group_with_variants_to_compare():
+    from biasbook.chapters.ethnic_bias import figures
+
+    outcome = fake_outcomes(np.random.default_rng(1))
+    rows = [outcome("x->en", x, v) for x in ("de", "es", "ko", "tr") for v in ("base", "ft")]
+    rows.append(outcome("x->en", "ar", "base"))  # alone: nothing to compare, no panel
+    fig = figures.mitigation_shares(rows, "Enemy", 2, ncols=3)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 6 and len(visible) == 4  # 2 rows of 3, two panels hidden
+    assert visible[2].get_title() == "x->en ko (m)"
+    heights = [p.get_height() for p in visible[0].patches]
+    shares = m.distributions(rows[:2], "Enemy", 2)
+    assert sorted(heights) == pytest.approx(sorted(shares.to_numpy().ravel()))
+    with pytest.raises(ValueError, match="more than one variant"):
+        figures.mitigation_shares(rows[-1:], "Enemy", 2)

@@ -53,3 +53,33 @@ def jsd_heatmaps(matrices: Mapping[str, pd.DataFrame]) -> plt.Figure:
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
+                      ncols: int = 3) -> plt.Figure:
+    """Figures 4 and 6: for each source model, direction and language with more than one
+    variant, the ``top`` countries by share of ``P'`` before mitigation and their shares under
+    each variant (``outcomes``: :class:`~biasbook.chapters.ethnic_bias.mitigation.Outcome`)."""
+    from biasbook.chapters.ethnic_bias import mitigation
+
+    groups: dict[tuple, list] = {}
+    for o in outcomes:
+        groups.setdefault((o.row["direction"], o.row["language"], o.row["model"]), []).append(o)
+    groups = {k: v for k, v in groups.items() if len(v) > 1}
+    if not groups:
+        raise ValueError("no direction and language has more than one variant to compare")
+    nrows = int(np.ceil(len(groups) / ncols))
+    width = min(len(groups), ncols)
+    fig, axes = plt.subplots(nrows, width, figsize=(5.5 * width, 3.8 * nrows), squeeze=False)
+    for ax, ((direction, lang, model), group) in zip(axes.flat, groups.items(), strict=False):
+        shares = mitigation.distributions(group, attribute, template)
+        first = shares.iloc[:, 0].sort_values(ascending=False).index[:top]
+        shares.loc[first].plot.bar(ax=ax, width=0.8)
+        ax.set_title(f"{direction} {lang} ({model})", fontsize=9)
+        ax.set_ylabel("share of normalised probability")
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{attribute!r}, template {template}", fontsize=10)
+    fig.tight_layout()
+    return fig
