@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--batch", type=int, default=1 << 16)
     parser.add_argument("--large-words", type=int, default=50000)
-    parser.add_argument("--large-speeches", type=int, default=6000)
+    parser.add_argument("--large-speeches", type=int, default=8000)
     parser.add_argument("--large-imdb", type=int, default=50000)
     parser.add_argument("--large-epochs", type=int, default=2)
     args = parser.parse_args()
