@@ -101,9 +101,11 @@ def test_all_variants_run_end_to_end_on_tiny_stand_ins(arch, private_cache, one_
     source = from_model(tiny_model(arch, len(tok), seed=0), tok, name=f"tiny-{arch}-de")
     english = from_model(tiny_model(arch, len(tok), seed=1), tok, name=f"tiny-{arch}-en")
     rows = []
-    outcomes = m.run_variants(source, "de", m.VARIANTS, direction="x->en", role="monolingual",
-                              recipe=TINY_RECIPE, evaluation=TINY_EVAL, target=(english, "en"),
-                              on_row=rows.append, progress=False)
+    # One German held-out sentence holds characters the tiny tokenizer lacks: that is reported.
+    with pytest.warns(UserWarning, match="unknown to tiny-"):
+        outcomes = m.run_variants(source, "de", m.VARIANTS, direction="x->en", role="monolingual",
+                                  recipe=TINY_RECIPE, evaluation=TINY_EVAL,
+                                  target=(english, "en"), on_row=rows.append, progress=False)
     table = m.table(outcomes)
     assert table["variant"].tolist() == list(m.VARIANTS) and len(rows) == 5
     assert np.isfinite(table[["cb", "perplexity"]].to_numpy()).all()
