@@ -219,8 +219,8 @@ class _Trainer:
         for b in batches:
             lo, hi = self.starts[b], self.starts[b + 1]
             total += glove_steps.torch_step(*params, *acc, *(e[lo:hi] for e in entries), self.lr)
-        for store_, new in ((self.p, params), (self.acc, acc)):
-            store_.update({k: t.cpu().numpy() for k, t in zip(self.NAMES, new, strict=True)})
+        for kept, new in ((self.p, params), (self.acc, acc)):
+            kept.update({k: t.cpu().numpy() for k, t in zip(self.NAMES, new, strict=True)})
         return float(total)
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from biasbook.chapters.ethnic_bias import data, tables
+from biasbook.chapters.ethnic_bias import data, mitigation, tables
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 
 
@@ -60,8 +60,6 @@ def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
     """Figures 4 and 6: for each source model, direction and language with more than one
     variant, the ``top`` countries by share of ``P'`` before mitigation and their shares under
     each variant (``outcomes``: :class:`~biasbook.chapters.ethnic_bias.mitigation.Outcome`)."""
-    from biasbook.chapters.ethnic_bias import mitigation
-
     groups: dict[tuple, list] = {}
     for o in outcomes:
         groups.setdefault((o.row["direction"], o.row["language"], o.row["model"]), []).append(o)
