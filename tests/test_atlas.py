@@ -1,11 +1,11 @@
 """The atlas gathers every run's headline numbers and picks up a re-run with a new model."""
 
-from biasbook import atlas, cli
+from biasbook import atlas, cli, results
 from biasbook.results import Recorder
 
 
-def record(runs, run, model, value, started):
-    rec = Recorder("demo", "01-offline-models", {"profile": "book"}, run_dir=runs / run)
+def record(runs, run, model, value, started, profile="book"):
+    rec = Recorder("demo", "01-offline-models", {"profile": profile}, run_dir=runs / run)
     rec.record["provenance"]["started"] = started
     rec.metric("grammatical_wins", value, model=model)
     rec.metric("mean_gap_nats_per_token", 0.5, model=model)  # not a headline number
@@ -24,6 +24,26 @@ def test_a_rerun_with_a_new_model_appears_beside_the_books(tmp_path, capsys):
     cli.main(["atlas", "--runs", str(tmp_path)])
     out = capsys.readouterr().out
     assert "gpt2" in out and "20260103-demo" in out and "mean_gap" not in out
+
+
+def test_a_failed_smoke_run_never_replaces_the_books_number(tmp_path, capsys):
+    # The observed case: a smoke run that failed later recorded another value for the same model.
+    record(tmp_path, "default", "gemma-3-270m", 0.854, "2026-01-01T00:00:00+00:00")
+    record(tmp_path, "20260102-demo", "gemma-3-270m", 0.282, "2026-01-02T00:00:00+00:00",
+           profile="smoke")
+    results.mark_run(tmp_path / "20260102-demo", "failed", notebook="04.ipynb")
+    numbers = atlas.latest(atlas.headline(atlas.collect(tmp_path)))
+    assert numbers[["profile", "value"]].values.tolist() == [["book", 0.854]]
+    results.mark_run(tmp_path / "20260102-demo", "finished")
+    numbers = atlas.latest(atlas.headline(atlas.collect(tmp_path)))
+    assert sorted(numbers[["profile", "value"]].values.tolist()) == [["book", 0.854],
+                                                                     ["smoke", 0.282]]
+    wide = atlas.models_by_metrics(numbers)
+    assert wide.loc["gemma-3-270m"].to_dict() == {"demo · grammatical_wins (book)": 0.854,
+                                                  "demo · grammatical_wins (smoke)": 0.282}
+    cli.main(["compare", str(tmp_path / "default"), str(tmp_path / "20260102-demo")])
+    out = capsys.readouterr().out
+    assert "default [book]" in out and "20260102-demo [smoke]" in out
 
 
 def test_an_empty_runs_folder_says_what_to_do(tmp_path, capsys):

@@ -40,4 +40,51 @@ def test_compare_puts_runs_side_by_side(tmp_path):
         rec.metric("score", value, paper=3.0, model="m")
     table = results.compare([tmp_path / "r1", tmp_path / "r2"])
     row = table.iloc[0]
-    assert (row["r1"], row["r2"], row["paper"], row["key"]) == (1.0, 2.0, 3.0, "score")
+    assert (row["r1 [smoke]"], row["r2 [smoke]"], row["paper"], row["key"]) == \
+        (1.0, 2.0, 3.0, "score")
+
+
+def test_a_missing_paper_value_is_recorded_as_absent_with_its_reason(tmp_path):
+    rec = results.Recorder("demo", "nb", params={}, run_dir=tmp_path)
+    rec.metric("cb", 0.4, paper=math.nan, note="the paper has no Greek row", language="el")
+    rec.metric("cb", 0.5, paper=None, language="ar")
+    table = results.load(tmp_path).set_index("language")
+    assert table["paper"].isna().all()  # absent, not a number
+    assert table.loc["el", "note"] == "the paper has no Greek row"
+
+
+def test_a_table_is_recorded_row_by_row_and_uncomputable_rows_are_listed(tmp_path):
+    rec = results.Recorder("demo", "nb", params={}, run_dir=tmp_path)
+    frame = pd.DataFrame({"corpus": ["ptb", "wiki", "ptb"], "λ": [0.0, 0.0, 1.0],
+                          "mu": [0.5, math.nan, 0.25], "paper mu": [0.6, 0.7, math.nan]})
+    n = rec.metrics("mu", frame, value="mu", paper="paper mu", labels={"corpus": "corpus",
+                                                                      "lam": "λ"})
+    assert n == 2
+    recorded = [(m["corpus"], m["lam"], m["value"], m["paper"]) for m in rec.record["metrics"]]
+    assert recorded == [("ptb", 0.0, 0.5, 0.6), ("ptb", 1.0, 0.25, None)]
+    assert rec.record["skipped"] == [{"key": "mu", "corpus": "wiki", "lam": 0.0,
+                                      "reason": "value not computable (NaN)"}]
+
+
+def test_an_interval_is_part_of_the_row_not_of_its_identity(tmp_path):
+    rec = results.Recorder("demo", "nb", params={}, run_dir=tmp_path)
+    ci = {"ci_low": 0.1, "ci_high": 0.3, "level": 0.95, "unit": "cells", "n_units": 40,
+          "method": "percentile"}
+    rec.metric("cb", 0.2, ci=ci, model="m")
+    rec.metric("cb", 0.25, ci={**ci, "ci_high": 0.4}, model="m")  # the same number, re-recorded
+    assert rec.record["metrics"] == [{"key": "cb", "value": 0.25, "paper": None, **ci,
+                                      "ci_high": 0.4, "model": "m"}]
+    with pytest.raises(ValueError, match="'cb' lacks level, unit, n_units, method"):
+        rec.metric("cb", 0.2, ci={"ci_low": 0.1, "ci_high": 0.3}, model="m")
+    table = results.compare([tmp_path])
+    assert list(table.columns) == ["chapter", "notebook", "key", "model",
+                                   f"{tmp_path.name} [None]", "paper"]
+
+
+def test_a_run_folder_says_whether_it_finished(tmp_path):
+    assert results.run_status(tmp_path) == "book"  # the book's own build writes no status
+    results.mark_run(tmp_path, "failed", notebook="04.ipynb")
+    assert results.run_status(tmp_path) == "failed"
+    (tmp_path / "run.json").write_text("{")
+    with pytest.raises(results.RecordError, match="run.json is malformed"):
+        results.run_status(tmp_path)

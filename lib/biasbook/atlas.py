@@ -8,7 +8,8 @@ atlas reads all of them, so a chapter re-run with a new model shows up beside th
   labels, value, paper value, run time) with a link to the page that produced it.
 - :func:`headline`: the numbers a chapter names as its headline (``headline:`` in its profile
   file), or, for a chapter that names none, those recorded with a paper value.
-- :func:`latest`: for each model and metric, the value of the most recent run.
+- :func:`latest`: for each profile, model, metric and setting, the value of the most recent run
+  that finished (a failed or interrupted run of ``biasbook run`` never replaces a number).
 - :func:`models_by_metrics`: that as a models x metrics table (the atlas' heat map).
 
 >>> import tempfile
@@ -30,7 +31,8 @@ from biasbook import profiles, results
 from biasbook.paths import PROJECT_ROOT
 
 RUNS_DIR = PROJECT_ROOT / "runs"
-FIXED = ("run", "chapter", "notebook", "profile", "key", "value", "paper", "model", "started")
+FIXED = ("run", "chapter", "notebook", "profile", "status", "params", "key", "value", "paper",
+         "model", "started")
 
 
 def collect(runs_dir: str | Path = RUNS_DIR) -> pd.DataFrame:
@@ -50,7 +52,7 @@ def collect(runs_dir: str | Path = RUNS_DIR) -> pd.DataFrame:
     tidy = pd.concat(frames, ignore_index=True)
     if "model" not in tidy:
         tidy["model"] = None
-    others = [c for c in tidy.columns if c not in FIXED]
+    others = [c for c in tidy.columns if c not in (*FIXED, *results.VALUE_FIELDS)]
     tidy["labels"] = [", ".join(f"{c}={row[c]}" for c in others if pd.notna(row[c]))
                       for _, row in tidy.iterrows()]
     tidy["page"] = "notebooks/" + tidy["chapter"] + "/" + tidy["notebook"] + ".html"
@@ -77,16 +79,22 @@ def headline(tidy: pd.DataFrame) -> pd.DataFrame:
 
 
 def latest(tidy: pd.DataFrame) -> pd.DataFrame:
-    """One row per (chapter, notebook, key, model, labels): the most recent run's."""
-    subset = ["chapter", "notebook", "key", "model", "labels"]
-    return tidy.assign(model=tidy["model"].fillna("")).drop_duplicates(subset, keep="first")
+    """One row per (chapter, profile, params, notebook, key, model, labels): the most recent
+    finished run's (or the book build's). Unfinished runs are left out."""
+    done = tidy[tidy["status"].isin(["finished", "book"])]
+    subset = ["chapter", "profile", "params", "notebook", "key", "model", "labels"]
+    return done.assign(model=done["model"].fillna("")).drop_duplicates(subset, keep="first")
 
 
 def models_by_metrics(tidy: pd.DataFrame) -> pd.DataFrame:
-    """Models as rows, ``chapter · key [labels]`` as columns; rows without a model are left out."""
+    """Models as rows, ``chapter · key [labels] (profile)`` as columns; rows without a model are
+    left out. A chapter run with other parameters than the book's is a column of its own."""
     rows = tidy[tidy["model"].fillna("") != ""]
     column = rows["chapter"] + " · " + rows["key"] + \
         rows["labels"].map(lambda s: f" [{s}]" if s else "")
+    several = rows.groupby("chapter")["profile"].transform("nunique") > 1
+    column = column + [f" ({p})" if s else "" for p, s in zip(rows["profile"], several,
+                                                               strict=True)]
     wide = rows.assign(metric=column).pivot_table(index="model", columns="metric",
                                                   values="value", aggfunc="first")
     wide.columns.name, wide.index.name = None, None

@@ -112,11 +112,17 @@ def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
     run_dir = runs_dir / f"{stamp}-{chapter}"
     run_dir.mkdir(parents=True, exist_ok=False)
     os.environ["BIASBOOK_RUN_DIR"] = str(run_dir)  # the kernels inherit it
+    results.mark_run(run_dir, "running", chapter=chapter, profile=profile)
     for name in spec["notebooks"]:
         print(f"[{chapter}] {name} (profile {profile})", flush=True)
-        papermill.execute_notebook(source / name, run_dir / name,
-                                   parameters={"profile": profile, **routed[Path(name).stem]},
-                                   cwd=str(source), progress_bar=False)
+        try:
+            papermill.execute_notebook(source / name, run_dir / name,
+                                       parameters={"profile": profile, **routed[Path(name).stem]},
+                                       cwd=str(source), progress_bar=False)
+        except BaseException:  # an interrupted run is as unfinished as a failed one
+            results.mark_run(run_dir, "failed", chapter=chapter, profile=profile, notebook=name)
+            raise
+    results.mark_run(run_dir, "finished", chapter=chapter, profile=profile)
     return run_dir
 
 
@@ -134,7 +140,8 @@ def _cmd_list(_args) -> None:
         spec = profiles.chapter_spec(chapter)
         print(f"  {chapter:22s} {spec['title']}  ({len(spec['notebooks'])} notebooks)")
     print(f"profiles: {', '.join(profiles.PROFILES)}")
-    for kind, plural in (("model", "models"), ("corpus", "corpora"), ("benchmark", "benchmarks")):
+    for kind, plural in (("model", "models"), ("corpus", "corpora"), ("benchmark", "benchmarks"),
+                         ("wordlist", "word lists")):
         print(f"{plural}:")
         for name in resources.names(kind):
             print(f"  {name:30s} {resources.entry(name).title}")
@@ -159,7 +166,7 @@ def _cmd_atlas(args) -> None:
     if table.empty:
         print(f"no recorded results under {args.runs}: build the book or run a chapter first")
         return
-    columns = ["chapter", "key", "labels", "model", "value", "paper", "run"]
+    columns = ["chapter", "profile", "key", "labels", "model", "value", "paper", "run"]
     with pd.option_context("display.width", 200, "display.max_rows", None,
                            "display.max_colwidth", 60):
         print(table[columns].to_string(index=False))

@@ -13,6 +13,21 @@ data sha256, library version, git commit, start time and wall time.
 >>> df = load(run_dir)
 >>> df[["chapter", "key", "value", "paper", "model"]].to_dict("records")
 [{'chapter': 'demo', 'key': 'overall', 'value': 0.25, 'paper': 0.5, 'model': 'tiny'}]
+
+One record schema serves every chapter. A row holds ``key``, ``value`` (a finite number),
+``paper`` (the paper's number, or ``None`` where the paper reports none, with an optional
+``note`` saying why), the labels that identify it (``model=...``, ``language=...``) and, where
+the number has an uncertainty, the fields of :data:`UNCERTAINTY`. A chapter's table builders
+return frames; the notebook records them with :meth:`Recorder.metrics`, one call per column:
+
+>>> frame = pd.DataFrame({"model": ["a", "b"], "cb": [0.1, float("nan")],
+...                       "paper": [float("nan"), 0.3]})
+>>> rec.metrics("cb", frame, value="cb", paper="paper", labels=["model"])
+1
+>>> load(run_dir).query("key == 'cb'")[["value", "paper", "model"]].to_dict("records")
+[{'value': 0.1, 'paper': nan, 'model': 'a'}]
+>>> rec.record["skipped"]
+[{'key': 'cb', 'model': 'b', 'reason': 'value not computable (NaN)'}]
 """
 
 from __future__ import annotations
@@ -23,14 +38,14 @@ import math
 import os
 import re
 import subprocess
-import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 import biasbook
-from biasbook import resources
+from biasbook import resources, store
 from biasbook.paths import PROJECT_ROOT
 
 
@@ -50,6 +65,12 @@ def git_commit() -> str:
     return sha + ("+dirty" if dirty else "")
 
 
+# The uncertainty of a recorded number (biasbook.stats' interval rows have exactly these keys).
+UNCERTAINTY = ("ci_low", "ci_high", "level", "unit", "n_units", "method")
+# What a row says of its number; the rest (key and labels) is the row's identity.
+VALUE_FIELDS = ("value", "paper", "note", *UNCERTAINTY)
+
+
 def _plain(value):
     """JSON-safe scalar; NaN and infinities are refused rather than silently written."""
     if hasattr(value, "item"):
@@ -57,6 +78,13 @@ def _plain(value):
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"refusing to record a non-finite value ({value})")
     return value
+
+
+def _missing(value) -> bool:
+    """``None`` or NaN: a number the paper (or an uncertainty) does not give."""
+    return value is None or (isinstance(value, float | int) and not isinstance(value, bool)
+                             and not math.isfinite(float(value))) or \
+        (hasattr(value, "item") and _missing(value.item()))
 
 
 class Recorder:
@@ -88,15 +116,54 @@ class Recorder:
         self.record["provenance"]["data"][name] = resources.sha256_record(name)
         self._save()
 
-    def metric(self, key: str, value, *, paper=None, **labels):
-        """Record one number (and the paper's value for it, if any); returns ``value``."""
+    def metric(self, key: str, value, *, paper=None, note: str | None = None, ci=None,
+               **labels):
+        """Record one number; returns ``value``.
+
+        ``paper`` is the paper's number for it: ``None`` or NaN records it as absent (``note``
+        may say why). ``ci`` is its uncertainty: a mapping with the keys of :data:`UNCERTAINTY`
+        (``biasbook.stats`` intervals give one with ``.row()``). A row with the same key and
+        labels replaces the earlier one, so a re-executed cell does not duplicate it.
+        """
         row = {"key": key, "value": _plain(value),
-               "paper": None if paper is None else _plain(paper),
-               **{k: _plain(v) for k, v in labels.items()}}
+               "paper": None if _missing(paper) else _plain(paper)}
+        if note is not None:
+            row["note"] = note
+        if ci is not None:
+            ci = ci.row() if hasattr(ci, "row") else ci
+            if lacking := [k for k in UNCERTAINTY if k not in ci]:
+                raise ValueError(f"the uncertainty of {key!r} lacks {', '.join(lacking)}")
+            row.update({k: _plain(ci[k]) for k in UNCERTAINTY})
+        row.update({k: _plain(v) for k, v in labels.items()})
         metrics = self.record["metrics"]
-        metrics[:] = [m for m in metrics if not _same(m, row)] + [row]
+        metrics[:] = [m for m in metrics if _identity(m) != _identity(row)] + [row]
         self._save()
         return value
+
+    def metrics(self, key: str, frame: pd.DataFrame, *, value: str, paper: str | None = None,
+                labels: Sequence[str] | Mapping[str, str] = (), ci: bool = False) -> int:
+        """Record column ``value`` of every row of ``frame`` as ``key``; returns the count.
+
+        ``paper`` names the column of the paper's numbers; ``labels`` the columns that identify
+        a row (a mapping renames them: ``{"lam": "λ"}`` records column ``λ`` as ``lam``). With
+        ``ci=True`` the frame's :data:`UNCERTAINTY` columns are recorded too. A row whose value
+        is not computable (NaN) is listed under ``skipped`` in the record, not as a metric.
+        """
+        labels = dict(labels) if isinstance(labels, Mapping) else {c: c for c in labels}
+        count = 0
+        for _, row in frame.iterrows():
+            named = {label: row[column] for label, column in labels.items()}
+            if _missing(row[value]):
+                skipped = {"key": key, **{k: _plain(v) for k, v in named.items()},
+                           "reason": "value not computable (NaN)"}
+                listed = self.record.setdefault("skipped", [])
+                listed[:] = [s for s in listed if s != skipped] + [skipped]
+                continue
+            self.metric(key, row[value], paper=None if paper is None else row[paper],
+                        ci={k: row[k] for k in UNCERTAINTY} if ci else None, **named)
+            count += 1
+        self._save()
+        return count
 
     def table(self, name: str, frame: pd.DataFrame) -> pd.DataFrame:
         """Save a table as CSV beside the record; returns it unchanged for display."""
@@ -122,15 +189,11 @@ class Recorder:
 
     def _save(self) -> None:
         self.record["provenance"]["wall_time_s"] = round(time.perf_counter() - self._start, 3)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".", suffix=".json")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(self.record, fh, indent=1, default=str)
-        os.replace(tmp, self.path)  # readers never see a half-written record
+        store.write_json(self.path, self.record)  # readers never see a half-written record
 
 
-def _same(a: dict, b: dict) -> bool:
-    return {k: v for k, v in a.items() if k not in ("value", "paper")} == \
-        {k: v for k, v in b.items() if k not in ("value", "paper")}
+def _identity(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in VALUE_FIELDS}
 
 
 class RecordError(ValueError):
@@ -153,26 +216,55 @@ def records(run_dir: str | Path) -> list[dict]:
     return found
 
 
+RUN_STATUS = "run.json"  # written by ``biasbook run`` beside the chapter folders
+
+
+def mark_run(run_dir: str | Path, status: str, **details) -> None:
+    """Note a run folder's state (``running``, ``finished``, ``failed``) for the atlas."""
+    store.write_json(Path(run_dir) / RUN_STATUS, {"status": status, **details})
+
+
+def run_status(run_dir: str | Path) -> str:
+    """``finished``, ``failed`` or ``running`` (also a run that was killed) for a folder of
+    ``biasbook run``; ``book`` for a folder without a status (the book's own build)."""
+    path = Path(run_dir) / RUN_STATUS
+    if not path.exists():
+        return "book"
+    try:
+        return json.loads(path.read_text())["status"]
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise RecordError(f"run status {path} is malformed ({err}); delete it") from err
+
+
 def load(run_dir: str | Path) -> pd.DataFrame:
-    """Every metric under a run directory as one tidy table (a row per recorded number)."""
-    rows = []
+    """Every metric under a run directory as one tidy table (a row per recorded number), with the
+    run's profile and status and a short hash of each notebook's parameters (``params``), so that
+    numbers of different profiles or settings are never taken for one another."""
+    rows, status = [], run_status(run_dir)
     for record in records(run_dir):
+        params = store.content_key(record["params"], length=8)
         for metric in record["metrics"]:
             rows.append({"run": Path(run_dir).name, "chapter": record["chapter"],
-                         "notebook": record["notebook"],
+                         "notebook": record["notebook"], "status": status, "params": params,
                          "profile": record["params"].get("profile"), **metric})
     return pd.DataFrame(rows)
 
 
 def compare(run_dirs: list[str | Path]) -> pd.DataFrame:
-    """Metrics of several runs side by side: one row per metric, one column per run."""
+    """Metrics of several runs side by side: one row per metric, one column per run, named
+    ``<run> [<profile>]``; an unfinished run's column says so (``<run> [smoke, failed]``)."""
     frames = [load(d) for d in run_dirs]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame()
     tidy = pd.concat(frames, ignore_index=True)
-    labels = [c for c in tidy.columns if c not in ("run", "value", "paper", "profile")]
+    tidy["column"] = [f"{run} [{profile}{'' if status in ('finished', 'book') else ', ' + status}]"
+                      for run, profile, status in zip(tidy["run"], tidy["profile"],
+                                                      tidy["status"], strict=True)]
+    not_labels = ("run", "column", "profile", "status", "params", *VALUE_FIELDS)
+    labels = [c for c in tidy.columns if c not in not_labels]
     tidy[labels] = tidy[labels].fillna("")
-    wide = tidy.pivot_table(index=labels, columns="run", values="value", aggfunc="first")
+    wide = tidy.pivot_table(index=labels, columns="column", values="value", aggfunc="first")
+    wide.columns.name = None
     paper = tidy.groupby(labels)["paper"].first()
     return wide.join(paper).reset_index()
