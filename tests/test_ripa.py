@@ -87,3 +87,26 @@ def test_paper_pairs_come_from_the_direct_tests():
     assert ("female", "male") in pairs and ("she", "he") in pairs and ("amy", "john") in pairs
     assert pairs.count(("she", "he")) == 1
     assert len(pairs) == 8 + 3 + 8
+
+
+@pytest.mark.bad_input(
+    'NaN or infinite word vectors in RIPA (a scored word or a word of a pair), with either '
+    '`method`',
+    'a scored word gets an OOV-style row (`oov=True`, NaN, `reason` says its vector is not '
+    'finite); a pair with such a word is a `ValueError` naming the word')
+def test_non_finite_vectors_are_named(kv):
+    broken = KeyedVectors(3)
+    broken.add_vectors(list(VECS), np.array(list(VECS.values()), dtype=float))
+    broken.add_vectors(["nan", "inf"], np.array([[np.nan, 0, 0], [np.inf, 1, 0]]))
+    for method in ripa.METHODS:
+        frame = ripa.ripa(broken, ["w", "nan", "inf"], PAIRS, method=method)
+        assert frame["oov"].tolist() == [False, True, True]
+        assert frame.loc[0, "ripa"] == ripa.ripa(kv, ["w"], PAIRS, method=method).loc[0, "ripa"]
+        assert frame["ripa"].isna().tolist() == [False, True, True]
+        assert (frame["reason"][1:] == "its vector has NaN or infinite values").all()
+        assert frame["n_pairs"].tolist() == [2, 0, 0]
+        with pytest.raises(ValueError, match=r"pair words \['nan'\].*NaN or infinite"):
+            ripa.ripa(broken, ["w"], [*PAIRS, ("nan", "m1")], method=method)
+        with pytest.raises(ValueError, match=r"rows \[1\] of first"):
+            ripa.ripa_arrays(np.ones((1, 3)), np.array([[1, 0, 0], [np.nan, 0, 0]]),
+                             np.zeros((2, 3)), method=method)

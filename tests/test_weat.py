@@ -204,3 +204,35 @@ def test_as_coded_p_is_the_normal_tail_of_the_permutation_null():
     assert (n, exact) == (20, True) and p == pytest.approx(expected)
     with pytest.raises(ValueError, match="mode"):
         weat.permutation_p_value(assoc, 3, mode="caliskan")
+
+
+@pytest.mark.bad_input(
+    'NaN or infinite word vectors in WEAT, or such a matrix given to '
+    '`embeddings.vectors.from_arrays`',
+    '`computable=False` with a reason naming the words and their sets (`weat_arrays`: a '
+    '`ValueError` naming the rows); `from_arrays` refuses the matrix naming the words')
+def test_non_finite_vectors_are_named():
+    broken = _kv({**HAND, "x2": (np.nan, 6), "b": (0, np.inf)})
+    r = weat.weat(broken, ["x1", "x2"], ["y1", "y2"], ["a1", "a2"], ["b"])
+    assert not r.computable and math.isnan(r.effect_size)
+    assert "NaN or infinite" in r.reason and "x: x2" in r.reason and "b: b" in r.reason
+    vecs = [np.array([[1.0, 0]]), np.array([[0.0, 1]]), np.array([[1.0, 0], [np.nan, 1]]),
+            np.array([[0.0, 1]])]
+    with pytest.raises(ValueError, match=r"rows \[1\] of a"):
+        weat.weat_arrays(*vecs)
+    from biasbook.embeddings import vectors
+
+    with pytest.raises(ValueError, match=r"\['y'\].*NaN or infinite"):
+        vectors.from_arrays(["x", "y"], np.array([[1.0, 0], [np.inf, 1]]))
+
+
+@pytest.mark.bad_input(
+    'A word in both target sets X and Y of a WEAT, or `ddof` below 0',
+    '`computable=False` with a reason naming the shared words; `ValueError` for `ddof`')
+def test_impossible_settings_are_refused(hand):
+    r = weat.weat(hand, ["x1", "x2"], ["x2", "y1"], ["a1", "a2"], ["b"])
+    assert not r.computable and "x2" in r.reason and "both" in r.reason
+    for call in (lambda: weat.weat(hand, ["x1", "x2"], ["y1", "y2"], ["a1"], ["b"], ddof=-1),
+                 lambda: weat.weat_arrays(*(np.eye(2),) * 4, ddof=-1)):
+        with pytest.raises(ValueError, match="ddof must be 0 or more, got -1"):
+            call()

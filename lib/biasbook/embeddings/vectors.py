@@ -85,6 +85,10 @@ def from_arrays(words: Sequence[str], vectors: np.ndarray) -> KeyedVectors:
                          f"{vectors.shape}")
     if len(set(words)) != len(words):
         raise ValueError("words must be unique")
+    bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
+    if bad.size:
+        raise ValueError(f"the vectors of {[words[i] for i in bad[:10]]} ({bad.size} words) have "
+                         "NaN or infinite values")
     kv = KeyedVectors(vectors.shape[1], count=len(words), dtype=vectors.dtype)
     kv.index_to_key = list(words)
     kv.key_to_index = {w: i for i, w in enumerate(words)}

@@ -17,7 +17,8 @@ Two ways to use several pairs, selected with ``method``:
 
 Words or pairs missing from the vectors are reported, never scored silently as NaN: every
 requested word has a row, OOV rows say so in ``oov``/``reason``, and the pairs left out for OOV
-words are listed in ``frame.attrs["pairs_oov"]``.
+words are listed in ``frame.attrs["pairs_oov"]``. A word whose vector holds NaN or inf is left out
+the same way, with that reason; a pair with such a word is an error (it would spoil every score).
 
 >>> from gensim.models import KeyedVectors
 >>> kv = KeyedVectors(2)
@@ -57,11 +58,17 @@ def ripa_arrays(words: np.ndarray, first: np.ndarray, second: np.ndarray, *,
                 method: str = "pair-mean") -> np.ndarray:
     """RIPA of each row of ``words`` for the pairs (``first[i]``, ``second[i]``)."""
     validate.choice("method", method, METHODS)
-    diffs = np.asarray(first, dtype=np.float64) - np.asarray(second, dtype=np.float64)
+    arrays = {name: np.asarray(a, dtype=np.float64)
+              for name, a in (("words", words), ("first", first), ("second", second))}
+    for name, a in arrays.items():
+        bad = np.flatnonzero(~np.isfinite(a).all(axis=-1))
+        if bad.size:
+            raise ValueError(f"rows {bad[:10].tolist()} of {name} have NaN or infinite values")
+    words = arrays["words"]
+    diffs = arrays["first"] - arrays["second"]
     norms = np.linalg.norm(diffs, axis=1)
     if np.any(norms == 0):
         raise ValueError("a pair has two identical vectors: it defines no direction")
-    words = np.asarray(words, dtype=np.float64)
     if method == "pca":
         return words @ relation_vector(diffs)
     return (words @ (diffs / norms[:, None]).T).mean(axis=1)
@@ -71,7 +78,8 @@ def ripa(kv, words: Sequence[str], pairs: Sequence[tuple[str, str]], *,
          method: str = "pair-mean") -> pd.DataFrame:
     """RIPA of ``words`` on ``kv`` for word ``pairs`` (first, second): one row per word.
 
-    Columns: ``word``, ``ripa``, ``n_pairs`` (pairs used), ``oov``, ``reason``.
+    Columns: ``word``, ``ripa``, ``n_pairs`` (pairs used), ``oov`` (left out: missing, or its
+    vector is not finite), ``reason``.
     """
     words = validate.word_list("words", words)
     if isinstance(pairs, str) or not pairs:
@@ -84,7 +92,12 @@ def ripa(kv, words: Sequence[str], pairs: Sequence[tuple[str, str]], *,
     pairs_oov = [p for p in pairs if p not in usable]
     if not usable:
         raise ValueError(f"no pair has both words in the vocabulary: {pairs_oov}")
-    found = [w for w in words if w in vocab]
+    finite = {w: bool(np.isfinite(kv[w]).all())
+              for w in {*words, *(w for p in usable for w in p)} if w in vocab}
+    broken = sorted({w for p in usable for w in p if not finite[w]})
+    if broken:
+        raise ValueError(f"the vectors of pair words {broken} have NaN or infinite values")
+    found = [w for w in words if w in vocab and finite[w]]
     scores = {}
     if found:
         first, second = (np.asarray(kv[[p[i] for p in usable]]) for i in (0, 1))
@@ -95,7 +108,8 @@ def ripa(kv, words: Sequence[str], pairs: Sequence[tuple[str, str]], *,
         "ripa": [scores.get(w, np.nan) for w in words],
         "n_pairs": [len(usable) if w in scores else 0 for w in words],
         "oov": [w not in scores for w in words],
-        "reason": ["" if w in scores else "not in the vocabulary" for w in words]})
+        "reason": ["" if w in scores else "not in the vocabulary" if w not in vocab
+                   else "its vector has NaN or infinite values" for w in words]})
     frame.attrs["pairs_oov"] = pairs_oov
     frame.attrs["method"] = method
     return frame

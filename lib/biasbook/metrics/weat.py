@@ -32,7 +32,8 @@ Choices, each selectable where it matters:
   reports the test as not computable instead.
 
 Nothing returns NaN silently: a result with ``computable=False`` carries NaN numbers *and* the
-reason.
+reason. A word in both X and Y, or a vector holding NaN or inf, makes a test not computable, with
+the words named; ``ddof`` below 0 is an error.
 
 >>> import numpy as np
 >>> from gensim.models import KeyedVectors
@@ -145,8 +146,14 @@ def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_ve
                 seed: int = 0, mode: str = "paper") -> tuple[float, float, float, int, bool]:
     """``(statistic, effect_size, p_value, n_permutations, exact)`` from the four vector sets.
 
-    Raises ``ValueError`` when the effect size is undefined (no spread in the associations).
+    Raises ``ValueError`` when the effect size is undefined (no spread in the associations) or a
+    vector holds NaN or inf.
     """
+    _check_ddof(ddof)
+    for name, vecs in zip(SETS, (x_vecs, y_vecs, a_vecs, b_vecs), strict=True):
+        bad = np.flatnonzero(~np.isfinite(np.asarray(vecs, dtype=np.float64)).all(axis=1))
+        if bad.size:
+            raise ValueError(f"rows {bad[:10].tolist()} of {name} have NaN or infinite values")
     n_x = len(x_vecs)
     assoc = associations(np.vstack([x_vecs, y_vecs]), a_vecs, b_vecs)
     sx, sy = assoc[:n_x], assoc[n_x:]
@@ -176,6 +183,7 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
         if repeated:
             raise ValueError(f"set {name} lists {repeated} more than once")
     validate.choice("mode", mode, validate.MODES)
+    _check_ddof(ddof)
     if not 0 < min_coverage <= 1:
         raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
     vocab = kv.key_to_index
@@ -186,6 +194,9 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
                f"(< {min_coverage:.0%}; missing: {', '.join(oov[name])})"
                for name, ws in words.items()
                if not found[name] or len(found[name]) < min_coverage * len(ws)]
+    shared = [w for w in words["x"] if w in words["y"]]
+    if shared:
+        reasons.append(f"X and Y share {shared}: a word cannot be a target of both sets")
     if not reasons and len(found["x"]) != len(found["y"]):
         if equalize:
             size = min(len(found["x"]), len(found["y"]))
@@ -204,6 +215,10 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
     if reasons:
         return result(nan, "; ".join(reasons))
     vecs = [np.asarray(kv[found[name]], dtype=np.float64) for name in SETS]
+    broken = [f"{name}: {', '.join(np.asarray(found[name])[~np.isfinite(v).all(axis=1)])}"
+              for name, v in zip(SETS, vecs, strict=True) if not np.isfinite(v).all()]
+    if broken:
+        return result(nan, f"vectors with NaN or infinite values ({'; '.join(broken)})")
     try:
         return result(weat_arrays(*vecs, ddof=ddof, max_exact=max_exact, n_samples=n_samples,
                                   seed=seed, mode=mode))
@@ -248,6 +263,11 @@ def run_tests(kv, tests: Mapping[str, object], **options) -> pd.DataFrame:
         row |= {f"paper_{k}": v for k, v in (getattr(test, "paper", None) or {}).items()}
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _check_ddof(ddof: int) -> None:
+    if ddof < 0:
+        raise ValueError(f"ddof must be 0 or more, got {ddof} (1: sample, 0: population std)")
 
 
 def _unit_rows(vecs: np.ndarray) -> np.ndarray:
