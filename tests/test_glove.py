@@ -149,3 +149,34 @@ def test_bad_inputs():
         glove.train(X, VOCAB, init=start())
     with pytest.raises(ValueError, match="backend must be"):
         glove.train(X, VOCAB, backend="jax", cache=False)
+
+
+@pytest.mark.bad_input(
+    'GloVe with a NaN, infinite or non-positive learning rate, `x_max` <= 0, a NaN `alpha`, or '
+    'a vocabulary that repeats a word',
+    '`ValueError` naming the setting and its value, or the repeated words, before any training')
+@pytest.mark.parametrize("setting, match", [
+    ({"lr": float("nan")}, "lr must be"), ({"lr": float("inf")}, "lr must be"),
+    ({"lr": 0.0}, "lr must be"), ({"x_max": 0.0}, "x_max must be"),
+    ({"x_max": -5.0}, "x_max must be"), ({"alpha": float("nan")}, "alpha must be"),
+    ({"initial_accumulator": float("nan")}, "initial_accumulator must be"),
+])
+def test_impossible_settings_and_repeated_words_are_refused(setting, match):
+    with pytest.raises(ValueError, match=match):
+        glove.train(X, VOCAB, cache=False, progress=False, epochs=1, **setting)
+    with pytest.raises(ValueError, match=r"vocab repeats \['a', 'c'\]"):
+        glove.train(X, ["a", "c", "a", "c"], cache=False, progress=False, epochs=1)
+
+
+@pytest.mark.bad_input(
+    'A GloVe vocabulary word that never co-occurs with any word (an empty row or column)',
+    'a warning giving their number and naming them; listed in `GloveFit.untrained`')
+def test_words_that_never_cooccur_are_reported(private_cache):
+    lonely = np.zeros((5, 5))
+    lonely[:4, :4] = X
+    with pytest.warns(UserWarning, match=r"1 word\(s\) never co-occur.*\['e'\].*random init"):
+        fit = glove.train(lonely, [*VOCAB, "e"], dim=2, epochs=1, progress=False)
+    assert fit.untrained == ["e"]
+    with pytest.warns(UserWarning, match=r"\['e'\]"):  # from the cache too
+        assert glove.train(lonely, [*VOCAB, "e"], dim=2, epochs=1).untrained == ["e"]
+    assert glove.train(X, VOCAB, dim=2, epochs=1, cache=False, progress=False).untrained == []

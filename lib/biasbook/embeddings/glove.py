@@ -10,7 +10,8 @@ code and in ``mittens``) over mini-batches of entries, and returns the word vect
 (the sum of word and context vectors, as the GloVe paper recommends) as gensim ``KeyedVectors``.
 
 - Any matrix works: a modified one (BIRM) is trained exactly like a counted one. Entries must be
-  positive (their log is taken).
+  positive (their log is taken), and each row needs its own word. A word with an empty row or
+  column gets no gradient: it is reported (``GloveFit.untrained``, and a warning).
 - Mini-batches: every entry is dealt at random to one of ceil(nnz / batch_size) batches once, at
   the start, and every epoch visits the batches in a new random order. This is how GloVe's C code
   shuffles (once, with its ``shuffle`` tool); it saves a shuffle of all entries per epoch, and
@@ -45,6 +46,8 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -66,7 +69,9 @@ class GloveFit:
 
     ``kv``: W + W~ per word. ``params``: arrays ``W``, ``C``, ``bw``, ``bc``. ``losses``: J per
     epoch (see the module docstring). ``seconds``: wall time per epoch trained in this call
-    (empty when the result came from the cache).
+    (empty when the result came from the cache). ``untrained``: words whose row or column of the
+    matrix is empty, so that no gradient ever reaches their W or W~: that part of their vector
+    stays the random initialisation (:func:`train` warns about them).
     """
 
     kv: KeyedVectors
@@ -74,6 +79,7 @@ class GloveFit:
     losses: list[float]
     seconds: list[float] = field(default_factory=list)
     key: str = ""
+    untrained: list[str] = field(default_factory=list)
 
 
 def weighting(x, x_max: float = 100.0, alpha: float = 0.75):
@@ -126,9 +132,19 @@ def train(
     coo = _entries(matrix)
     if vocab is None or len(vocab) != coo.shape[0]:
         raise ValueError(f"vocab must name the {coo.shape[0]} rows of the matrix")
-    if dim < 1 or epochs < 0 or batch_size < 1 or lr <= 0 or initial_accumulator <= 0:
-        raise ValueError("need dim >= 1, epochs >= 0, batch_size >= 1, lr > 0, "
-                         "initial_accumulator > 0")
+    repeated = sorted({w for w, n in Counter(vocab).items() if n > 1})
+    if repeated:
+        # KeyedVectors keeps one row per word: the other rows would be trained and lost
+        raise ValueError(f"vocab repeats {repeated[:10]} ({len(repeated)} words): each row of "
+                         "the matrix needs its own word")
+    if dim < 1 or epochs < 0 or batch_size < 1:
+        raise ValueError("need dim >= 1, epochs >= 0, batch_size >= 1")
+    for name, value in (("lr", lr), ("initial_accumulator", initial_accumulator),
+                        ("x_max", x_max)):
+        if not (np.isfinite(value) and value > 0):  # written so that NaN fails too
+            raise ValueError(f"{name} must be finite and > 0, got {value}")
+    if not (np.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
     if backend not in ("numba", "torch"):
         raise ValueError(f"backend must be 'numba' or 'torch', got {backend!r}")
     if init is not None and cache:
@@ -136,13 +152,14 @@ def train(
     hyper = {"dim": dim, "epochs": epochs, "x_max": x_max, "alpha": alpha, "lr": lr,
              "initial_accumulator": initial_accumulator, "batch_size": batch_size, "seed": seed,
              "backend": backend, "device": device if backend == "torch" else None}
+    untrained = _untrained(coo, vocab)
     key = store.content_key(KIND, CODE_VERSION, _matrix_hash(coo), list(vocab), hyper)
     final = store.cache_path(KIND, key, ".npz")
     if cache and final.exists():
         with np.load(final, allow_pickle=False) as z:
             params = {k: z[k] for k in ("W", "C", "bw", "bc")}
             losses = json.loads(str(z["losses"]))
-        return GloveFit(_keyed(vocab, params), params, losses, [], key)
+        return GloveFit(_keyed(vocab, params), params, losses, [], key, untrained)
     trainer = _Trainer(coo, dim, x_max, alpha, lr, initial_accumulator, batch_size, seed, init,
                        backend, device)
     checkpoint = store.cache_path(KIND, key, ".partial.npz")
@@ -161,7 +178,8 @@ def train(
         with store.atomic_file(final) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **params, losses=np.array(json.dumps(trainer.losses)))
         checkpoint.unlink(missing_ok=True)
-    return GloveFit(_keyed(vocab, params), params, list(trainer.losses), seconds, key)
+    return GloveFit(_keyed(vocab, params), params, list(trainer.losses), seconds, key,
+                    untrained)
 
 
 class _Trainer:
@@ -255,6 +273,18 @@ def _entries(matrix) -> sparse.coo_matrix:
     if not np.all(np.isfinite(csr.data)) or np.any(csr.data < 0):
         raise ValueError("co-occurrence values must be finite and non-negative")
     return csr.tocoo()
+
+
+def _untrained(coo: sparse.coo_matrix, vocab: Sequence[str]) -> list[str]:
+    """The words with an empty row or column (see :class:`GloveFit`), with a warning."""
+    n = coo.shape[0]
+    empty = (np.bincount(coo.row, minlength=n) == 0) | (np.bincount(coo.col, minlength=n) == 0)
+    words = [vocab[i] for i in np.flatnonzero(empty)]
+    if words:
+        warnings.warn(f"{len(words)} word(s) never co-occur in the matrix (an empty row or "
+                      f"column), e.g. {words[:10]}: their vectors keep (part of) their random "
+                      "initialisation; drop them from the matrix", stacklevel=3)
+    return words
 
 
 def _matrix_hash(coo: sparse.coo_matrix) -> str:
