@@ -145,3 +145,28 @@ def test_needs_marker_statistics():
         birm(plain)
     with pytest.raises(TypeError, match="bare string"):
         birm(matrix(EXAMPLE_1), neutralize="engineer")
+
+
+@pytest.mark.bad_input(
+    'BIRM on a matrix whose corpus lacks the marker words (X or Y) or the words to neutralise, '
+    'or where no word to neutralise occurs near both X and Y',
+    'missing words named: listed in `BirmResult.missing`, a warning for absent words to '
+    'neutralise, and a `ValueError` naming them when nothing can be modified (no silent no-op)')
+def test_missing_words_are_named_and_a_no_op_is_refused():
+    with pytest.warns(UserWarning, match=r"\['enginer'\] .*not in the vocabulary"):
+        result = birm(matrix(EXAMPLE_1), neutralize=["engineer", "enginer"])
+    assert result.summary["pairs_modified"] > 0
+    assert result.missing == {"x": [w for w in MASCULINE if w != "he"],
+                              "y": [w for w in FEMININE if w != "she"], "neutralize": ["enginer"]}
+    assert birm(matrix(EXAMPLE_1)).missing["neutralize"] == []
+    no_women = matrix([["he", "handsome", "engineer"]] * 3)
+    with pytest.raises(ValueError, match=r"no word of Y .*\['she', 'her', .*'girls'\]"):
+        birm(no_women)
+    with pytest.raises(ValueError, match=r"none of \['enginer', 'nurse'\] is in the vocabulary"):
+        birm(matrix(EXAMPLE_1), neutralize=["enginer", "nurse"])
+    apart = matrix([["he", "handsome", "engineer"]] * 3 + [["she", "kind", "nurse"]] * 3)
+    with pytest.raises(ValueError, match="nothing to modify: no word occurs near both X and Y"):
+        birm(apart)
+    lonely = matrix(EXAMPLE_1 + [["he", "lonely", "boss"]] * 2, window=1)
+    with pytest.raises(ValueError, match=r"nothing to modify: .*\['lonely'\].*near both X and Y"):
+        birm(lonely, neutralize=["lonely"])

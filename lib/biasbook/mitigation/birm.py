@@ -27,10 +27,15 @@ paper is silent, each explicit here:
   the paper's condition) and n_u > 0 (a pair never seen near a marker has no estimate and keeps
   its count);
 - the words to neutralise default to every word except the markers themselves;
+- missing words are named, never skipped silently: marker words and words to neutralise absent
+  from the vocabulary are listed in :attr:`BirmResult.missing` (absent words to neutralise with a
+  warning), and a call that could modify nothing (a marker set absent, no word to neutralise
+  seen near both X and Y) is an error rather than a copy of the input;
 - ``side="context"`` / ``"word"`` use Eq. 2 (only b, or only a, made neutral) instead of Eq. 3.
 
 The statistics come from :func:`biasbook.text.cooccurrence.word_context_matrix` built with
-``markers=(MASCULINE, FEMININE)``.
+``markers=(MASCULINE, FEMININE)``, the paper's X and Y
+(``data/word-sets/indirect-stereotypes-birm.yml``).
 
 >>> float(neutral_counts(7, 6, 1, 0, rx=7, ry=7, cx=16, cy=8, side="context") / 7)  # 6/7
 0.8571428571428571
@@ -38,17 +43,20 @@ The statistics come from :func:`biasbook.text.cooccurrence.word_context_matrix` 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
+from biasbook import datafiles
 from biasbook.text.cooccurrence import WordContextMatrix
 from biasbook.validate import choice, word_list
 
-MASCULINE = ("he", "him", "his", "himself", "man", "men", "boy", "boys")
-FEMININE = ("she", "her", "hers", "herself", "woman", "women", "girl", "girls")
+MASCULINE, FEMININE = (
+    tuple(datafiles.load("word-sets", "indirect-stereotypes-birm")["sets"][side]["words"])
+    for side in ("masculine", "feminine"))
 SIDES = ("both", "context", "word")
 
 
@@ -72,12 +80,15 @@ class BirmResult:
 
     ``modifiable`` (over the input vocabulary): words seen in a pair near X and in one near Y.
     ``dropped``: words removed with ``drop_unmodifiable``. ``summary``: counts for the chapter.
+    ``missing``: the words absent from the vocabulary, per marker set (``"x"``, ``"y"``) and
+    among the words to neutralise (``"neutralize"``, empty by default).
     """
 
     matrix: WordContextMatrix
     modifiable: np.ndarray
     dropped: list[str]
     summary: dict
+    missing: dict[str, list[str]] = field(default_factory=dict)
 
 
 def marginals(m: WordContextMatrix) -> dict[str, np.ndarray]:
@@ -117,11 +128,26 @@ def birm(
     """
     choice("side", side, SIDES)
     _check_channels(m)
-    markers = {w for group in m.params["markers"] for w in group}
+    xs, ys = m.params["markers"]
+    known = set(m.vocab.tolist())
+    missing = {"x": [w for w in xs if w not in known], "y": [w for w in ys if w not in known],
+               "neutralize": []}
+    for name, words in (("X", xs), ("Y", ys)):
+        if not known.intersection(words):
+            raise ValueError(f"no word of {name} {list(words)} is in the vocabulary: BIRM needs "
+                             "both marker sets in the corpus")
     if neutralize is None:
-        neutral = ~np.isin(m.vocab, sorted(markers))
+        neutral = ~np.isin(m.vocab, [*xs, *ys])
     else:
-        neutral = np.isin(m.vocab, word_list("neutralize", neutralize))
+        wanted = word_list("neutralize", neutralize)
+        missing["neutralize"] = [w for w in wanted if w not in known]
+        if len(missing["neutralize"]) == len(wanted):
+            raise ValueError(f"none of {wanted[:10]} is in the vocabulary: nothing to neutralise")
+        if missing["neutralize"]:
+            warnings.warn(f"words to neutralise {missing['neutralize'][:10]} "
+                          f"({len(missing['neutralize'])} of {len(wanted)}) are not in the "
+                          "vocabulary", stacklevel=2)
+        neutral = np.isin(m.vocab, wanted)
     s = marginals(m)
     ok_word = (s["rx"] > 0) & (s["ry"] > 0) & (s["cx"] > 0) & (s["cy"] > 0)
     total = m.total.tocsr(copy=True)
@@ -131,6 +157,11 @@ def birm(
     nx, ny, nxy = (_aligned(total, m.near[k]) for k in ("x", "y", "xy"))
     nu = nx + ny - nxy
     eligible = (ok_word[rows] & ok_word[cols] & (neutral[rows] | neutral[cols]) & (nu > 0))
+    if not eligible.any():
+        why = (f"the words to neutralise {m.vocab[neutral][:10].tolist()} have no pair whose two "
+               "words each occur near both X and Y" if ok_word.any()
+               else "no word occurs near both X and Y")
+        raise ValueError(f"nothing to modify: {why}, so BIRM would return the matrix unchanged")
     r, c = rows[eligible], cols[eligible]
     before = total.data[eligible]
     after = neutral_counts(before, nx[eligible], ny[eligible], nxy[eligible], rx=s["rx"][r],
@@ -155,7 +186,7 @@ def birm(
         "mass_modified_before": float(before.sum()), "mass_modified_after": float(after.sum()),
         "dropped_words": len(dropped),
     }
-    return BirmResult(out, ok_word, dropped, summary)
+    return BirmResult(out, ok_word, dropped, summary, missing)
 
 
 def _aligned(pattern: sparse.csr_matrix, part: sparse.csr_matrix) -> np.ndarray:
