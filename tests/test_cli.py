@@ -1,6 +1,6 @@
 import pytest
 
-from biasbook import cli, profiles
+from biasbook import cli, profiles, results
 
 
 def test_list_shows_chapters_models_and_datasets(capsys):
@@ -95,3 +95,36 @@ def test_a_malformed_record_is_named(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["compare", str(tmp_path)])
     assert "01.json is malformed" in capsys.readouterr().err
+
+
+def test_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
+    class Frozen(cli.dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(2026, 1, 2, 3, 4, 5)
+
+    monkeypatch.setattr(cli.dt, "datetime", Frozen)
+    made = [cli.new_run_dir(tmp_path, "demo").name for _ in range(3)]
+    assert made == ["20260102-030405-demo", "20260102-030405-demo-2", "20260102-030405-demo-3"]
+
+
+@pytest.mark.bad_input("Ctrl-C during `biasbook run`",
+                       "one line saying the run folder is marked failed and how to resume; "
+                       "exit status 130")
+def test_an_interrupted_run_is_marked_failed_in_one_line(tmp_path, monkeypatch, capsys):
+    import papermill
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(papermill, "execute_notebook", interrupted)
+    monkeypatch.setattr(cli, "RUNS_DIR", tmp_path)
+    monkeypatch.setenv("BIASBOOK_RUN_DIR", "")
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "demo", "--profile", "smoke"])
+    assert stop.value.code == 130
+    (run,) = tmp_path.iterdir()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"biasbook: interrupted; {run} is marked failed. Results computed so far are "
+                   "cached: the same command resumes from them"]
+    assert results.run_status(run) == "failed"

@@ -19,6 +19,7 @@ import argparse
 import datetime as dt
 import os
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -92,7 +93,7 @@ def check_types(chapter: str, notebook: str, given: dict) -> dict:
 
 
 def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
-                runs_dir: Path = RUNS_DIR) -> Path:
+                runs_dir: Path | None = None) -> Path:
     """Execute every notebook of ``chapter`` into a new run folder; returns the folder.
 
     Each parameter reaches the notebooks that declare it (:func:`profiles.split_user_params`);
@@ -108,22 +109,44 @@ def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
         declared = profiles.declared_params(source / name)
         profiles.resolve(chapter, profile, stem, **dict.fromkeys(declared))
         routed[stem] = check_types(chapter, stem, routed[stem])
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = runs_dir / f"{stamp}-{chapter}"
-    run_dir.mkdir(parents=True, exist_ok=False)
+    run_dir = new_run_dir(runs_dir or RUNS_DIR, chapter)
     os.environ["BIASBOOK_RUN_DIR"] = str(run_dir)  # the kernels inherit it
     results.mark_run(run_dir, "running", chapter=chapter, profile=profile)
-    for name in spec["notebooks"]:
-        print(f"[{chapter}] {name} (profile {profile})", flush=True)
+    for i, name in enumerate(spec["notebooks"], 1):
+        start = time.perf_counter()
+        print(f"[{chapter} {i}/{len(spec['notebooks'])}] {name} (profile {profile})", flush=True)
         try:
-            papermill.execute_notebook(source / name, run_dir / name,
-                                       parameters={"profile": profile, **routed[Path(name).stem]},
-                                       cwd=str(source), progress_bar=False)
+            papermill.execute_notebook(
+                source / name, run_dir / name,
+                parameters={"profile": profile, **routed[Path(name).stem]}, cwd=str(source),
+                progress_bar=True, extra_arguments=KERNEL_ARGUMENTS)
         except BaseException:  # an interrupted run is as unfinished as a failed one
             results.mark_run(run_dir, "failed", chapter=chapter, profile=profile, notebook=name)
             raise
+        print(f"[{chapter} {i}/{len(spec['notebooks'])}] {name} done in "
+              f"{time.perf_counter() - start:.0f} s", flush=True)
     results.mark_run(run_dir, "finished", chapter=chapter, profile=profile)
     return run_dir
+
+
+# The kernel's warning that it talks to papermill over local TCP without CurveZMQ says nothing
+# a reader can act on; errors still show.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
+
+def new_run_dir(runs_dir: Path, chapter: str) -> Path:
+    """``runs_dir/<date>-<time>-<chapter>``, with ``-2``, ``-3``... for runs started in the same
+    second (two terminals, or a script), so that no run is refused or overwritten."""
+    stem = f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{chapter}"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        run_dir = runs_dir / (stem if n == 1 else f"{stem}-{n}")
+        try:
+            run_dir.mkdir()
+            return run_dir
+        except FileExistsError:
+            continue
+    raise CLIError(f"more than 999 runs of {chapter} started in one second under {runs_dir}")
 
 
 def _cmd_run(args) -> None:
@@ -131,7 +154,7 @@ def _cmd_run(args) -> None:
     print(f"done: notebooks and results in {run_dir}")
     table = results.load(run_dir)
     if not table.empty:
-        print(table.drop(columns=["run"]).to_string(index=False))
+        print(table.drop(columns=["run", "status", "params"]).to_string(index=False))
 
 
 def _cmd_list(_args) -> None:
@@ -174,8 +197,6 @@ def _cmd_atlas(args) -> None:
 
 def _cmd_class(args) -> None:
     """Run every chapter's smoke profile (a class's set-up check) and summarise what it shows."""
-    import time
-
     from biasbook import atlas
 
     runs_dir = Path(args.runs)
@@ -228,6 +249,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         args.func(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        where = os.environ.get("BIASBOOK_RUN_DIR")
+        print("biasbook: interrupted" + (f"; {where} is marked failed. Results computed so far "
+              "are cached: the same command resumes from them" if where else ""),
+              file=sys.stderr)
+        raise SystemExit(130) from None
     except _known_errors() as err:
         if args.debug:
             raise
