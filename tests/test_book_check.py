@@ -91,3 +91,58 @@ def test_a_redirect_stub_is_checked_for_its_target_only(tmp_path):
     assert book_check.browser_problems(tmp_path / "index.html", tmp_path) == []
     gone = book_check.browser_problems(tmp_path / "old.html", tmp_path)
     assert [(p.kind, p.detail) for p in gone] == [("broken redirect", "book/gone.html")]
+
+
+# What Sphinx 7.4 with MyST-NB 1.4 (dollarmath) renders of a markdown cell whose inline formula has
+# a line starting with "- ": Markdown makes that line a list item, so neither half is typeset.
+SPLIT_FORMULA = r"""<html><body><section class="tex2jax_ignore mathjax_ignore" id="eval">
+<p><strong>WEAT</strong>. For target sets <span class="math notranslate nohighlight">\(\mathbb{X},
+\mathbb{Y}\)</span> and attribute
+sets <span class="math notranslate nohighlight">\(\mathbb{A},
+\mathbb{B}\)</span>, with $s(w, A, B) = \operatorname{mean}_{a}\cos(w, a)</p>
+<ul class="simple">
+<li><p>\operatorname{mean}_{b}\cos(w, b)$,</p></li>
+</ul>
+</section></body></html>"""
+# Everything that may hold TeX or "$" on a sound page: equations, code, outputs, scripts, amounts
+SOUND = r"""<html><head><style>a::after { content: "\f101"; }</style>
+<script>$(function () { return "\frac{a}{b}"; });</script></head><body>
+<p>With <span class="math notranslate nohighlight">\(s(w, \mathbb{A}, \mathbb{B}) = x_{a}\)</span>,
+a corpus costs $5 or US$1.50 to annotate; see <code class="docutils literal notranslate">
+<span class="pre">$HOME\frac_{x}</span></code>.</p>
+<div class="math notranslate nohighlight">
+\[
+d = \frac{\operatorname{mean}_{x} s(x)}{\operatorname{std}_{w} s(w)}
+\]</div>
+<div class="cell docutils container"><div class="cell_input docutils container">
+<div class="highlight"><pre><span></span>x = "$\\frac{a}{b}$"
+</pre></div></div><div class="cell_output docutils container">
+<div class="output stream"><div class="highlight"><pre><span></span>$\frac{a}{b}$
+</pre></div></div>
+<div class="output text_html"><table class="dataframe"><tr><th>cost</th><td>$12</td></tr></table>
+</div></div></div>
+</body></html>"""
+
+
+def test_tex_of_a_formula_that_markdown_split_is_reported_with_its_page(tmp_path, monkeypatch):
+    # the equations themselves are sound: MathJax's verdict on them is the tests' above
+    monkeypatch.setattr(book_check, "tex_errors", lambda equations: [None] * len(equations))
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "03-evaluation.html").write_text(SPLIT_FORMULA)
+    (tmp_path / "sound.html").write_text(SOUND)
+    problems = book_check.check_pages(tmp_path)
+    assert [(p.page, p.kind, p.detail) for p in problems] == [
+        ("notebooks/03-evaluation.html", "TeX outside math",
+         r"sets , with $s(w, A, B) = \operatorname{mean}_{a}\cos(w, a)"),
+        ("notebooks/03-evaluation.html", "TeX outside math",
+         r"\operatorname{mean}_{b}\cos(w, b)$,"),
+    ]
+    (tmp_path / "notebooks" / "03-evaluation.html").unlink()
+    assert book_check.check_pages(tmp_path) == []
+
+
+def test_each_kind_of_raw_tex_is_found_and_amounts_are_not():
+    text = "a \\frac\nb \\(\nc x_{1}\nd x^{2}\ne $x\nf x$\ng $5, $1.50\nh $$z$$\ni plain"
+    assert book_check.raw_tex(text) == ["a \\frac", "b \\(", "c x_{1}", "d x^{2}", "e $x", "f x$"]
+    long = "word " * 40 + "\\mathbb{A}"
+    assert book_check.raw_tex(long) == [long[len(long) - 10 - 40:]]

@@ -5,6 +5,8 @@ typeset (``\\tag`` inside a ``split``, two ``\\tag`` in one display, a missing b
 a warning and shows up as a red error on the page. :func:`math_errors` runs every equation of
 every built page through the book's own MathJax copy, in Node.js, exactly as the browser would,
 and :func:`stray_math` finds math delimiters left in plain text (math that never reached MathJax).
+:func:`raw_tex` finds what is left of math that Markdown split before MathJax saw it: a formula
+whose second line starts with ``- `` becomes a list item, and both halves show as raw TeX.
 
 ``python -m biasbook.book_check _build/html`` prints every problem and exits with status 1 if there
 is one; ``make book`` runs it after the build.
@@ -19,6 +21,8 @@ chapter's first page under ``_build/screenshots/``.
 >>> html = '<p>Fine: <span class="math">\\\\(x^2\\\\)</span>. Stray: $$y$$</p>'
 >>> [m.tex for m in page_math(html)], stray_math(html)
 (['x^2'], ['$$y$$'])
+>>> raw_tex('with $s = \\\\operatorname{mean}_{a} a\\nIt costs $5.')
+['with $s = \\\\operatorname{mean}_{a} a']
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ TEX_CHECK_JS = Path(__file__).with_name("tex_check.js")
 _DELIMITERS = ((r"\[", r"\]"), (r"\(", r"\)"), ("$$", "$$"))
 _STRAY = re.compile(r"\$\$.+?\$\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
 _SKIP_TAGS = ("script", "style", "code", "pre", "textarea")
+# A TeX command or bracket delimiter, a sub/superscript group, or a `$` that opens no amount
+_TEX = re.compile(r"\\(?:[A-Za-z]+|[()[\]])|[_^]\{|\$(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -84,14 +90,38 @@ def page_math(html: str) -> list[Math]:
     return found
 
 
-def stray_math(html: str) -> list[str]:
-    """Math delimiters in the page's plain text, outside equations, code and scripts."""
+def _plain_text(html: str) -> str:
+    """The page's text outside equations, code and scripts: what MathJax never typesets."""
     soup = _soup(html)
     for element in soup.select(".math"):
         element.decompose()
     for tag in soup.find_all(_SKIP_TAGS):
         tag.decompose()
-    return _STRAY.findall(soup.get_text())
+    return soup.get_text()
+
+
+def stray_math(html: str) -> list[str]:
+    """Math delimiters in the page's plain text, outside equations, code and scripts."""
+    return _STRAY.findall(_plain_text(html))
+
+
+def raw_tex(text: str) -> list[str]:
+    """The lines of plain ``text`` that still hold TeX, each quoted from just before its TeX.
+
+    TeX is a backslash followed by a letter or a bracket (``\\frac``, ``\\(``), ``_{`` or ``^{``,
+    or a ``$`` that no digit follows. ``$5`` and ``$1.50`` are amounts; any other ``$`` outside an
+    equation is a formula's delimiter that Markdown separated from its partner (``US$ 5`` is
+    reported too: write ``$5``). Whole stray formulas (``$$z$$``, ``\\(z\\)``) are
+    :func:`stray_math`'s and are not repeated here. Code, equations, scripts and styles are not
+    scanned, but a Windows path in prose is: write it as code.
+    """
+    found = []
+    for line in _STRAY.sub(" ", text).splitlines():
+        hit = _TEX.search(line)
+        if hit:
+            start = max(0, hit.start() - 40)
+            found.append(line[start:start + 120].strip())
+    return found
 
 
 def tex_errors(equations: list[Math], mathjax_dir: Path = MATHJAX_DIR) -> list[str | None]:
@@ -110,14 +140,17 @@ def tex_errors(equations: list[Math], mathjax_dir: Path = MATHJAX_DIR) -> list[s
 
 
 def check_pages(html_dir: str | Path) -> list[Problem]:
-    """Every MathJax error and every stray math delimiter in the pages under ``html_dir``."""
+    """Every MathJax error, stray math delimiter and line of TeX outside an equation in the pages
+    under ``html_dir``."""
     html_dir = Path(html_dir)
     pages = sorted(p for p in html_dir.rglob("*.html") if "_static" not in p.parts)
     problems, equations, owners = [], [], []
     for page in pages:
         text = page.read_text(encoding="utf-8")
         name = str(page.relative_to(html_dir))
-        problems += [Problem(name, "unrendered math", s) for s in stray_math(text)]
+        plain = _plain_text(text)
+        problems += [Problem(name, "unrendered math", s) for s in _STRAY.findall(plain)]
+        problems += [Problem(name, "TeX outside math", s) for s in raw_tex(plain)]
         for m in page_math(text):
             equations.append(m)
             owners.append(name)
@@ -203,7 +236,9 @@ def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) ->
             problems.append(Problem(name, "broken link", href))
     for container in soup.select("mjx-container, script, style, pre, code, textarea"):
         container.decompose()
-    problems += [Problem(name, "unrendered math", s) for s in _STRAY.findall(soup.get_text())]
+    plain = soup.get_text()
+    problems += [Problem(name, "unrendered math", s) for s in _STRAY.findall(plain)]
+    problems += [Problem(name, "TeX outside math", s) for s in raw_tex(plain)]
     if draws_figures and not soup.select(".cell_output img, .output img"):
         problems.append(Problem(name, "no figure", "the notebook draws figures; the page has none"))
     return problems
