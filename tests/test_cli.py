@@ -80,10 +80,11 @@ def test_errors_are_one_line_with_exit_status_2(argv, message, capsys):
 
 
 @pytest.mark.bad_input(
-    '`-p models=gpt2` where the profile has a list',
-    'taken as the one-element list `[gpt2]`')
+    '`-p models=gemma-3-270m` where the profile has a list',
+    'taken as the one-element list `[gemma-3-270m]`')
 def test_a_scalar_is_a_one_element_list_where_the_profile_has_a_list():
-    assert cli.check_types("demo", "01-offline-models", {"models": "gpt2"}) == {"models": ["gpt2"]}
+    assert cli.check_types("demo", "01-offline-models", {"models": "gemma-3-270m"}) == {
+        "models": ["gemma-3-270m"]}
 
 
 @pytest.mark.bad_input(
@@ -128,3 +129,31 @@ def test_an_interrupted_run_is_marked_failed_in_one_line(tmp_path, monkeypatch, 
     assert err == [f"biasbook: interrupted; {run} is marked failed. Results computed so far are "
                    "cached: the same command resumes from them"]
     assert results.run_status(run) == "failed"
+
+
+@pytest.mark.bad_input(
+    'A misspelt setting inside a mapping (`persona_settings={modelz: ...}`), a count below 1 '
+    '(`runs: 0`), an unknown language key (`monolingual={xx: ...}`), a hub model id while '
+    'the hub is off',
+    'refused before any notebook runs, every problem on its own line (exit status 2)')
+def test_every_parameter_problem_is_found_before_anything_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(cli, "RUNS_DIR", tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "region-aware", "--profile", "smoke",
+                  "-p", "persona_settings={modelz: [x], runs: 0, models: [no-such/model]}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    where = "parameter 'persona_settings' of region-aware/06-personas"
+    assert stop.value.code == 2 and len(err) == 3, err
+    assert err[0] == (f"biasbook: error: {where} has no key 'modelz' "
+                      "(known: max_new_tokens, models, runs)")
+    assert err[1] == f"biasbook: error: {where}.runs must be 1 or more (every profile has a " \
+        "count), got 0"
+    assert err[2].startswith(f"biasbook: error: {where}.models: model 'no-such/model' is not "
+                             "in the registry nor a local folder, and the Hugging Face hub is "
+                             "switched off here")
+    with pytest.raises(cli.CLIError, match=r"monolingual' of ethnic-bias/02-cb-across-languages "
+                       r"has no key 'xx' \(known: .*en"):
+        cli.check_types("ethnic-bias", "02-cb-across-languages",
+                        {"monolingual": {"xx": "smollm2-135m"}})
+    assert not any(tmp_path.iterdir())  # no run folder was made

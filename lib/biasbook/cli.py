@@ -68,28 +68,65 @@ def check_types(chapter: str, notebook: str, given: dict) -> dict:
     """``given`` with each value checked against the profiles' values of the same parameter.
 
     A scalar where every profile has a list becomes a one-element list; an integer is accepted
-    where the profile has a float; ``null`` is accepted where a profile has ``null``.
+    where the profile has a float; ``null`` is accepted where a profile has ``null``. A mapping
+    may only use keys some profile uses (its settings, or its languages or corpora), each
+    checked the same way; a count that every profile sets to 1 or more must be 1 or more; a
+    model must be loadable here (:func:`biasbook.models.problem`). Every problem is reported,
+    one line each, in one :class:`CLIError`.
     """
-    checked = {}
+    checked, problems = {}, []
     for key, value in given.items():
         examples = [profiles.notebook_params(chapter, p, notebook).get(key)
                     for p in profiles.PROFILES]
-        kinds = {_kind(v) for v in examples if v is not None}
-        for v in examples:  # a per-corpus mapping {corpus: value} also admits a plain value
-            if isinstance(v, dict):
-                kinds |= {_kind(x) for x in v.values() if x is not None}
-        items = {_kind(x) for v in examples if isinstance(v, list) for x in v}
-        if kinds == {"list"} and not isinstance(value, list) and _kind(value) in items:
-            value = [value]
-        if value is None and None not in examples:
-            raise CLIError(f"parameter {key!r} of {chapter}/{notebook} cannot be null")
-        if value is not None and kinds and _kind(value) not in kinds:
-            raise CLIError(f"parameter {key!r} of {chapter}/{notebook} takes "
-                           f"{' or '.join(sorted(kinds))}, got {value!r}")
-        if value == []:
-            raise CLIError(f"parameter {key!r} of {chapter}/{notebook} is an empty list")
+        value, found = _checked(f"{key!r} of {chapter}/{notebook}", key, value, examples)
         checked[key] = value
+        problems += found
+    if problems:
+        raise CLIError("\n".join(f"parameter {p}" for p in problems))
     return checked
+
+
+def _checked(where: str, key: str, value, examples: list) -> tuple[object, list[str]]:
+    """(``value``, with a scalar made a list where the profiles have lists; its problems)."""
+    kinds = {_kind(v) for v in examples if v is not None}
+    for v in examples:  # a per-corpus mapping {corpus: value} also admits a plain value
+        if isinstance(v, dict):
+            kinds |= {_kind(x) for x in v.values() if x is not None}
+    items = {_kind(x) for v in examples if isinstance(v, list) for x in v}
+    if kinds == {"list"} and not isinstance(value, list) and _kind(value) in items:
+        value = [value]
+    if value is None:
+        return value, [] if None in examples else [f"{where} cannot be null"]
+    if kinds and _kind(value) not in kinds:
+        return value, [f"{where} takes {' or '.join(sorted(kinds))}, got {value!r}"]
+    if value == []:
+        return value, [f"{where} is an empty list"]
+    counts = [v for v in examples if v is not None]
+    if (counts and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in counts)
+            and isinstance(value, int) and value < 1):
+        return value, [f"{where} must be 1 or more (every profile has a count), got {value}"]
+    if isinstance(value, dict):
+        return value, _mapping_problems(where, value, [v for v in examples if isinstance(v, dict)])
+    if key in ("models", "model") or key.endswith(("_models", "_model")):
+        from biasbook import models  # torch: only when a model is named
+
+        names = value if isinstance(value, list) else [value]
+        return value, [f"{where}: {found}" for name in names
+                       if isinstance(name, str) and (found := models.problem(name))]
+    return value, []
+
+
+def _mapping_problems(where: str, value: dict, examples: list[dict]) -> list[str]:
+    known = sorted({k for e in examples for k in e})
+    if not known:  # a plain value in every profile: the mapping is per corpus, not checked
+        return []
+    problems = []
+    for k, v in value.items():
+        if k not in known:
+            problems.append(f"{where} has no key {k!r} (known: {', '.join(map(str, known))})")
+        else:
+            problems += _checked(f"{where}.{k}", str(k), v, [e.get(k) for e in examples])[1]
+    return problems
 
 
 def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
@@ -260,7 +297,9 @@ def main(argv: list[str] | None = None) -> None:
     except _known_errors() as err:
         if args.debug:
             raise
-        message = " ".join(str(err).split()) if not hasattr(err, "ename") else \
+        lines = str(err).splitlines() if isinstance(err, CLIError) else [str(err)]
+        message = "\nbiasbook: error: ".join(" ".join(line.split()) for line in lines) \
+            if not hasattr(err, "ename") else \
             f"{err.ename}: {err.evalue} (cell {err.exec_count}; the executed notebook is kept " \
             f"in {os.environ.get('BIASBOOK_RUN_DIR', 'the run folder')})"
         print(f"biasbook: error: {message}", file=sys.stderr)

@@ -191,12 +191,8 @@ def _load_hf(name: str, kind: str | None, dtype: torch.dtype) -> LanguageModel:
     from transformers import AutoConfig, AutoTokenizer
 
     known = f"registry models: {', '.join(resources.names('model'))}"
-    if not Path(name).is_dir() and _hub_offline():
-        raise ModelError(f"model {name!r} is not in the registry nor a local folder, and the "
-                         f"Hugging Face hub is switched off here (HF_HUB_OFFLINE=1); {known}")
-    if Path(name).is_dir() and not any((Path(name) / f).exists() for f in _TOKENIZER_FILES):
-        raise ModelError(f"model folder {name} has no tokenizer files "
-                         f"({', '.join(_TOKENIZER_FILES)}): save the tokenizer beside the weights")
+    if found := problem(name):
+        raise ModelError(found)
     try:
         config = AutoConfig.from_pretrained(name)
     except RepositoryNotFoundError as err:
@@ -211,6 +207,26 @@ def _load_hf(name: str, kind: str | None, dtype: torch.dtype) -> LanguageModel:
     model = _auto_class(kind).from_pretrained(name, dtype=dtype)
     tokenizer = AutoTokenizer.from_pretrained(name)
     return from_model(model, tokenizer, name=name, kind=kind)
+
+
+def problem(name: str) -> str | None:
+    """Why model ``name`` cannot be loaded here, found without loading anything (so that
+    ``biasbook run`` refuses it before a notebook starts); ``None`` if it may load.
+
+    >>> problem("smollm2-135m") is None
+    True
+    """
+    if name in resources.names("model"):
+        return None
+    if Path(name).is_dir():
+        return None if any((Path(name) / f).exists() for f in _TOKENIZER_FILES) else (
+            f"model folder {name} has no tokenizer files ({', '.join(_TOKENIZER_FILES)}): save "
+            "the tokenizer beside the weights")
+    if _hub_offline():
+        return (f"model {name!r} is not in the registry nor a local folder, and the Hugging Face "
+                f"hub is switched off here (HF_HUB_OFFLINE=1); registry models: "
+                f"{', '.join(resources.names('model'))}")
+    return None
 
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "spiece.model",
