@@ -329,3 +329,19 @@ def test_gendered_words_are_checked_against_the_corpus():
     with pytest.raises(ValueError, match="absent"):
         bias_scores(cased.words, cased.male, cased.female, n_male=cased.n_male,
                     n_female=cased.n_female)
+
+
+@pytest.mark.bad_input(
+    'Infinite or negative gender token counts with `mode="as-coded"`, `ddof` below 0 for sigma, '
+    'or NaN values (or a NaN `k`) for the Tukey outlier fences',
+    '`ValueError` naming the argument (and the positions of the NaN values)')
+def test_impossible_counts_ddof_and_nan_fences_are_refused():
+    for n_male, n_female in ((-math.inf, 1), (1, math.nan), (-1, 1)):
+        with pytest.raises(ValueError, match="n_male and n_female must be finite and > 0"):
+            bias_scores(["a"], [1], [1], n_male, n_female, mode="as-coded")
+    with pytest.raises(ValueError, match="ddof must be 0 or more, got -1"):
+        std_bias([1.0, 2.0], ddof=-1)
+    with pytest.raises(ValueError, match=r"values at positions \[1, 3\] are NaN or infinite"):
+        tukey_inliers([1.0, math.nan, 3.0, math.inf])
+    with pytest.raises(ValueError, match="k must be finite and >= 0, got nan"):
+        tukey_inliers([1.0, 2.0], k=math.nan)

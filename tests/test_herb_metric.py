@@ -235,6 +235,29 @@ def test_pair_weights_survive_large_terms():
     assert herb.pair_weights([1e4, 1e4, 1e4]) == pytest.approx([1 / 3] * 3)
 
 
+@pytest.mark.bad_input(
+    "NaN or infinite vectors or terms given to HERB's helpers (`cluster_sparseness`, "
+    "`descriptor_weights`, `pair_weights`, `weighted_sparseness`), or terms that do not match "
+    "the cluster's rows",
+    "`ValueError` naming the argument and the rows (or entries) at fault")
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_helpers_refuse_non_finite_input(bad):
+    good = [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
+    vectors = [[0.0, 1.0], [1.0, bad], [1.0, 1.0]]
+    calls = [(herb.cluster_sparseness, vectors), (herb.descriptor_weights, vectors),
+             (herb.descriptor_weights, vectors, "as-coded"),
+             (herb.weighted_sparseness, vectors, [0.0, 0.0, 0.0])]
+    for f, *args in calls:
+        with pytest.raises(ValueError, match=r"vectors: rows \[1\] are NaN or infinite"):
+            f(*args)
+    for f, *args in [(herb.pair_weights, [0.0, 0.0, bad]),
+                     (herb.weighted_sparseness, good, [0.0, 0.0, bad])]:
+        with pytest.raises(ValueError, match=r"terms: entries \[2\] are NaN or infinite"):
+            f(*args)
+    with pytest.raises(ValueError, match="2 terms for a cluster of 3 rows"):
+        herb.weighted_sparseness(good, [0.0, 0.0])
+
+
 def test_topic_mask():
     topics = ["strength", "morality", "strength", "appearance"]
     assert herb.topic_mask(topics, ["strength", "morality"]).tolist() == [0, 0, 0, 1]

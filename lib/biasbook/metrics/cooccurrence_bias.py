@@ -104,7 +104,8 @@ def bias_scores(
     included) normalise each class, and sum_i c(w_i) cancels in the ratio.
     ``gender_frequency=False`` leaves out the c(g) / sum_i c(w_i) denominator of P(w|g), which
     shifts every score by log(c(f) / c(m)) (-1.49 on PTB): this changes mu, not sigma or beta.
-    ``mode="as-coded"``: the authors' ``m / (m + f)`` (``n_male``, ``n_female`` unused).
+    ``mode="as-coded"``: the authors' ``m / (m + f)`` (``n_male``, ``n_female`` unused, yet
+    checked like counts: an impossible one is a mistake in the call).
 
     >>> s = bias_scores(["a", "b", "c"], [2, 0, 2], [2, 1, 6], n_male=1, n_female=2)
     >>> s.scores.round(3).tolist(), s.dropped
@@ -129,13 +130,13 @@ def bias_scores(
     if not keep.any():
         raise ValueError("no word has both a male and a female co-occurrence count > 0 (is one "
                          "class absent from the corpus? see Cooccurrence.absent)")
+    if not (0 < n_male < np.inf and 0 < n_female < np.inf):
+        raise ValueError(f"n_male and n_female must be finite and > 0, got {n_male}, "
+                         f"{n_female} (0: no word of that class occurs in the corpus; "
+                         "see Cooccurrence.absent)")
     if mode == "as-coded":
         scores = male[keep] / (male[keep] + female[keep])
     else:
-        if not (0 < n_male < np.inf and 0 < n_female < np.inf):
-            raise ValueError(f"n_male and n_female must be finite and > 0, got {n_male}, "
-                             f"{n_female} (0: no word of that class occurs in the corpus; "
-                             "see Cooccurrence.absent)")
         scale_f, scale_m = (n_female, n_male) if gender_frequency else (1.0, 1.0)
         # in logs: infinite-context counts can be denormal floats whose ratio underflows
         log_p_f = np.log(female[keep]) - np.log(female.sum() * scale_f)
@@ -161,6 +162,8 @@ def std_bias(scores: BiasScores | Sequence[float], ddof: int = 1) -> float:
     (1.4142135623730951, 1.0)
     """
     values = _scores(scores)
+    if ddof < 0:
+        raise ValueError(f"ddof must be 0 or more, got {ddof} (1: sample, 0: population std)")
     if len(values) <= ddof:
         raise ValueError(f"need more than {ddof} scores for a standard deviation")
     return float(np.std(values, ddof=ddof))
@@ -173,6 +176,11 @@ def tukey_inliers(values: Sequence[float], k: float = 1.5) -> np.ndarray:
     [True, True, True, True, False]
     """
     values = np.asarray(values, dtype=float)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:  # a NaN makes the quartiles NaN: every value would fail the fences
+        raise ValueError(f"values at positions {bad[:10].tolist()} are NaN or infinite")
+    if not (np.isfinite(k) and k >= 0):
+        raise ValueError(f"k must be finite and >= 0, got {k}")
     q1, q3 = np.percentile(values, [25, 75])
     return (values >= q1 - k * (q3 - q1)) & (values <= q3 + k * (q3 - q1))
 

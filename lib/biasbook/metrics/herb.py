@@ -264,7 +264,7 @@ def cluster_sparseness(vectors: ArrayLike, block: int = 2048) -> float:
     >>> cluster_sparseness([[0.0, 0.0], [3.0, 4.0], [0.0, 4.0]])  # distances 5, 3, 4
     4.0
     """
-    x = np.asarray(vectors, dtype=np.float64)
+    x = _finite_rows(vectors)
     n = len(x)
     if n < 2:
         return 0.0
@@ -286,7 +286,7 @@ def descriptor_sparseness(vectors: ArrayLike, mode: Mode = "paper") -> NDArray[n
     array([1.33333333])
     """
     _check_mode(mode)
-    x = np.asarray(vectors, dtype=np.float64)
+    x = _finite_rows(vectors)
     n = len(x)
     if n < 2:
         return np.zeros(x.shape[1])
@@ -315,7 +315,7 @@ def pair_weights(terms: ArrayLike) -> NDArray[np.float64]:
     >>> pair_weights([0.0, 0.0, np.log(4.0)]).round(3)  # pairs (0,1), (0,2), (1,2)
     array([0.111, 0.444, 0.444])
     """
-    t = np.asarray(terms, dtype=np.float64)
+    t = _finite_terms(terms)
     k1, k2 = np.triu_indices(len(t), k=1)
     return softmax(t[k1] + t[k2])
 
@@ -327,11 +327,13 @@ def weighted_sparseness(vectors: ArrayLike, terms: ArrayLike) -> float:
     >>> weighted_sparseness([[0.0], [1.0], [3.0]], [0.0, 0.0, 0.0])  # (1+3+2)/3 * 2/(3*2)
     0.6666666666666666
     """
-    x = np.asarray(vectors, dtype=np.float64)
+    x, t = _finite_rows(vectors), _finite_terms(terms)
     n = len(x)
+    if len(t) != n:
+        raise ValueError(f"{len(t)} terms for a cluster of {n} rows: need one term per row")
     if n < 2:
         return 0.0
-    return float(2.0 / (n * (n - 1)) * pair_weights(terms) @ pdist(x))
+    return float(2.0 / (n * (n - 1)) * pair_weights(t) @ pdist(x))
 
 
 def topic_mask(topics: Sequence[str], exclude: str | Iterable[str]) -> NDArray[np.bool_]:
@@ -345,6 +347,28 @@ def topic_mask(topics: Sequence[str], exclude: str | Iterable[str]) -> NDArray[n
     if unknown:
         raise ValueError(f"unknown topic(s): {sorted(unknown)}")
     return np.array([topic not in dropped for topic in topics])
+
+
+def _finite_rows(vectors: ArrayLike) -> NDArray[np.float64]:
+    """``vectors`` as a 2-D float array; a NaN or inf would make every sparseness NaN."""
+    x = np.asarray(vectors, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"vectors must be 2-D (one row per region), got shape {x.shape}")
+    bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
+    if bad.size:
+        raise ValueError(f"vectors: rows {bad[:10].tolist()} are NaN or infinite")
+    return x
+
+
+def _finite_terms(terms: ArrayLike) -> NDArray[np.float64]:
+    """``terms`` as a 1-D float array; a NaN or inf would make every softmax weight NaN."""
+    t = np.asarray(terms, dtype=np.float64)
+    if t.ndim != 1:
+        raise ValueError(f"terms must be 1-D (one per region), got shape {t.shape}")
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise ValueError(f"terms: entries {bad[:10].tolist()} are NaN or infinite")
+    return t
 
 
 def _check_rows(tree: RegionTree, array: NDArray, what: str) -> None:
