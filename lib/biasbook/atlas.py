@@ -48,7 +48,7 @@ def collect(runs_dir: str | Path = RUNS_DIR) -> pd.DataFrame:
                             zip(frame["chapter"], frame["notebook"], strict=True)]
         frames.append(frame)
     if not frames:
-        return pd.DataFrame(columns=[*FIXED, "labels", "page"])
+        return pd.DataFrame(columns=[*FIXED, "interval", "labels", "page"])
     tidy = pd.concat(frames, ignore_index=True)
     if "model" not in tidy:
         tidy["model"] = None
@@ -56,8 +56,22 @@ def collect(runs_dir: str | Path = RUNS_DIR) -> pd.DataFrame:
     tidy["labels"] = [", ".join(f"{c}={row[c]}" for c in others if pd.notna(row[c]))
                       for _, row in tidy.iterrows()]
     tidy["page"] = "notebooks/" + tidy["chapter"] + "/" + tidy["notebook"] + ".html"
+    tidy["interval"] = interval_text(tidy)
     tidy = tidy.sort_values("started", ascending=False, kind="stable")
-    return tidy[[*FIXED, "labels", "page"]].reset_index(drop=True)
+    return tidy[[*FIXED, "interval", "labels", "page"]].reset_index(drop=True)
+
+
+def interval_text(tidy: pd.DataFrame) -> list[str]:
+    """``[low, high] (95% over 40 cells)`` for each row that has an interval, else ``""``.
+
+    >>> interval_text(pd.DataFrame({"ci_low": [0.11, None], "ci_high": [0.305, None],
+    ...     "level": [0.95, None], "n_units": [40, None], "unit": ["cells", None]}))
+    ['[0.11, 0.305] (95% over 40 cells)', '']
+    """
+    if "ci_low" not in tidy:
+        return [""] * len(tidy)
+    return [f"[{r.ci_low:.3g}, {r.ci_high:.3g}] ({r.level:.0%} over {r.n_units:.0f} {r.unit})"
+            if pd.notna(r.ci_low) else "" for r in tidy.itertuples()]
 
 
 def headline_keys(chapter: str) -> list[str] | None:

@@ -226,7 +226,8 @@ def _cmd_atlas(args) -> None:
     if table.empty:
         print(f"no recorded results under {args.runs}: build the book or run a chapter first")
         return
-    columns = ["chapter", "profile", "key", "labels", "model", "value", "paper", "run"]
+    columns = ["chapter", "profile", "key", "labels", "model", "value", "interval", "paper",
+               "run"]
     with pd.option_context("display.width", 200, "display.max_rows", None,
                            "display.max_colwidth", 60):
         print(table[columns].to_string(index=False))
