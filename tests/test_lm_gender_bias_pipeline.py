@@ -154,23 +154,16 @@ def test_training_sample_stretches():
     assert bias.training_sample(docs, n=1, length=9) == [list(stream)]
 
 
-def test_record_skips_undefined_values(tmp_path):
-    rec = recorder(tmp_path)
-    bias.record(rec, "mu", np.nan, corpus="ptb")
-    bias.record(rec, "mu", None, corpus="ptb")
-    bias.record(rec, "mu", 0.5, paper=np.nan, corpus="wikitext-2")
-    bias.record(None, "mu", 0.7)
-    assert rec.record["metrics"] == [{"key": "mu", "value": 0.5, "paper": None,
-                                      "corpus": "wikitext-2"}]
-
-
 # --- notebook 01 tables ------------------------------------------------------------------------
 
 def test_train_rows_and_statistics_by_hand(tmp_path):
     rec = recorder(tmp_path)
     docs = {"ptb": [DOC]}
     scored = corpus_tables.score_corpora(docs, {"ptb": HE_SHE}, progress=False)
-    long = corpus_tables.train_rows(scored, rec).set_index(["counting", "context"])
+    rows = corpus_tables.train_rows(scored)
+    rec.metrics("train_mu", rows, value="mu", paper="paper mu",  # as notebook 01 records them
+                labels=["corpus", "counting", "context"])
+    long = rows.set_index(["counting", "context"])
     # infinite context, weights 0.95^d over the whole (short) document
     q = 0.95
     cm = {"cat": 2 * (q + q**3), "dog": q**5 + q}
@@ -184,28 +177,29 @@ def test_train_rows_and_statistics_by_hand(tmp_path):
     recorded = metrics(rec, "train_mu")
     key = (("context", "infinite"), ("corpus", "ptb"), ("counting", "paper"))
     assert recorded[key] == (pytest.approx(np.mean(np.abs(infinite))), 3.81)  # Table 1
-    assert len(recorded) == 2  # the as-coded scores are undefined: not recorded
-    stats = corpus_tables.corpus_statistics(docs, scored, rec).iloc[0]
-    assert (stats["corpus"], stats["tokens"], stats["c(m)/c(f)"]) == ("PTB train", 6, 2.0)
+    assert len(recorded) == 2  # the as-coded scores are undefined: not recorded, but listed
+    assert [(s["counting"], s["context"]) for s in rec.record["skipped"]] == [
+        ("as-coded", "fixed"), ("as-coded", "infinite")]
+    assert math.isnan(long.loc[("as-coded", "fixed"), "mu"])
+    stats = corpus_tables.corpus_statistics(docs, scored).iloc[0]
+    assert (stats["corpus"], stats["measured"]) == ("ptb", "PTB train")
+    assert (stats["tokens"], stats["c(m)/c(f)"]) == (6, 2.0)
     assert stats["log c(m)/c(f)"] == pytest.approx(LOG2)
     table = corpus_tables.train_table(long.reset_index())
     assert table.loc[("PTB train", "paper"), "fixed paper mu"] == 0.83
 
 
-def test_window_sweep_by_hand(tmp_path):
+def test_window_sweep_by_hand():
     # paper counting, windows 1 and 2: "dog" never meets "she" (3 tokens away): < 2 words, no
     # row; the whole document scores both. as-coded window 1: the 3-grams above, weighted
     # 1, 0.95, 0.95^2 from the gendered token: c(he, m) = 1, c(he, f) = 0.95^2 and the reverse
     # for "she", "cat" 0.95 each: scores -2 log 0.95, 0, +2 log 0.95. Window 2: only she@2 has a
     # complete 5-gram, so no word meets "he".
-    rec = recorder(tmp_path)
-    rows = corpus_tables.window_sweep({"ptb": [DOC]}, {"ptb": HE_SHE}, [1, 2], rec=rec,
-                                      progress=False)
+    rows = corpus_tables.window_sweep({"ptb": [DOC]}, {"ptb": HE_SHE}, [1, 2], progress=False)
     assert list(zip(rows.counting, rows.window, rows["scored words"], strict=True)) == [
         ("paper", math.inf, 2), ("as-coded", 1, 3)]
     assert rows["mu"].iloc[1] == pytest.approx(2 / 3 * abs(2 * math.log(0.95)))
-    labels = {dict(k)["window"] for k in metrics(rec, "train_infinite_mu_by_window")}
-    assert labels == {"whole document", 1}
+    assert rows["cut-off"].tolist() == ["whole document", 1]  # the window as it is recorded
 
 
 def test_top_words_lists_frequent_content_words():
@@ -223,7 +217,7 @@ def test_top_words_lists_frequent_content_words():
         "cat (+0.50)", ""]
 
 
-def test_table_words_against_the_paper(tmp_path):
+def test_table_words_against_the_paper():
     # three of the paper's Table 5 (male-leaning) WikiText-2 words; "Edward" leans the other way
     words = ("Arts", "Boston", "Edward")
     ours = np.array([-0.5, -1.0, 0.3])
@@ -231,8 +225,7 @@ def test_table_words_against_the_paper(tmp_path):
     co = Cooccurrence(np.array(words), np.ones(3), np.ones(3), np.array([4, 5, 6]), 1, 1)
     scored = corpus_tables.CorpusScores({("wikitext-2", "as-coded", "fixed"): scores},
                                         {("wikitext-2", "as-coded", "fixed"): co})
-    rec = recorder(tmp_path)
-    table, summary = corpus_tables.table_words(scored, rec)
+    table, summary = corpus_tables.table_words(scored)
     paper = paper_word_bias("wikitext-2")
     assert len(table) == len(paper["male"]) + len(paper["female"])
     boston = table.set_index("word").loc["Boston"]
@@ -242,7 +235,7 @@ def test_table_words_against_the_paper(tmp_path):
     paper_train = [paper["male"][w][0] for w in words]
     assert (row["found in our text"], row["same sign as the paper"]) == (3, pytest.approx(2 / 3))
     assert row["Pearson r"] == pytest.approx(np.corrcoef(ours, paper_train)[0, 1])
-    assert metrics(rec, "table_words_found")[(("corpus", "wikitext-2"),)][0] == 3
+    assert (row["corpus"], row["measured"]) == ("wikitext-2", "WikiText-2 valid+test")
 
 
 # --- the lambda sweep ----------------------------------------------------------------------
@@ -398,15 +391,20 @@ def fake_run(ppl, texts=(), loss=1.0, cos2=0.01):
                            lm=SimpleNamespace(history=[{"train_loss": loss}]))
 
 
-def test_perplexity_table_records_the_papers_perplexity(tmp_path):
+def test_perplexity_table_holds_the_papers_perplexity(tmp_path):
     rec = recorder(tmp_path)
-    runs = {("ptb", 0.0): fake_run(300.0), ("ptb", 0.01): fake_run(290.0)}
-    table = sweep_tables.perplexity_table(runs, rec)
-    assert table["paper perplexity"].tolist() == [62.56, 62.83]  # Table 1
-    assert metrics(rec, "perplexity")[(("corpus", "ptb"), ("lam", 0.01))] == (290.0, 62.83)
+    runs = {("ptb", 0.0): fake_run(300.0), ("ptb", 0.01): fake_run(290.0),
+            ("un-general-debates", 0.0): fake_run(80.0)}
+    table = sweep_tables.perplexity_table(runs)
+    assert table["paper perplexity"].tolist()[:2] == [62.56, 62.83]  # Table 1
+    rec.metrics("perplexity", table, value="perplexity", paper="paper perplexity",
+                labels=sweep_tables.LABELS)  # as notebook 02 records it
+    recorded = metrics(rec, "perplexity")
+    assert recorded[(("corpus", "ptb"), ("lam", 0.01))] == (290.0, 62.83)
+    assert recorded[(("corpus", "un-general-debates"), ("lam", 0.0))] == (80.0, None)
 
 
-def test_score_texts_rows_and_records(tmp_path):
+def test_score_texts_rows_and_the_papers_numbers():
     rng = np.random.default_rng(1)
     words = ["he", "she", "cat", "dog", "runs", "sleeps", "the"]
     train = [list(rng.choice(words, 60)) for _ in range(4)]
@@ -415,8 +413,7 @@ def test_score_texts_rows_and_records(tmp_path):
                        [("he", "she")], HE_SHE, train)
     texts = [list(rng.choice(words, 40)) + ["<eos>"] for _ in range(5)]
     runs = {("ptb", 0.0): fake_run(10.0, texts), ("ptb", 1.0): fake_run(11.0, texts[::-1])}
-    rec = recorder(tmp_path)
-    scores = sweep_tables.score_texts({"ptb": d}, runs, n_seeds=5, gen_length=40, rec=rec,
+    scores = sweep_tables.score_texts({"ptb": d}, runs, n_seeds=5, gen_length=40,
                                       progress=False)
     long = scores.long
     assert len(long) == 4 * 4  # (train, sample, 0, 1) x (2 countings x 2 contexts)
@@ -428,11 +425,11 @@ def test_score_texts_rows_and_records(tmp_path):
     s, _ = bias.score([t[:-1] for t in texts], HE_SHE, "paper", "fixed")
     got = scores.generated["ptb", 0.0, "paper", "fixed"]
     assert got.words == s.words and np.array_equal(got.scores, s.scores)
-    recorded = metrics(rec, "mu")
-    assert len(recorded) == long["mu"].notna().sum()
-    row = long[(long.lam == "train") & (long.counting == "paper") & (long.context == "fixed")]
-    key = (("context", "fixed"), ("corpus", "ptb"), ("counting", "paper"), ("lam", "train"))
-    assert recorded[key] == (row["mu"].iloc[0], 0.83)
+    # the paper's numbers in the row's context (Table 1): train and lambda = 1, none for "sample"
+    paper = long.set_index(["lam", "context"])[["paper mu", "paper sigma", "paper beta"]]
+    assert paper.loc[("train", "fixed")].iloc[0].tolist()[:2] == [0.83, 1.00]
+    assert paper.loc[(1.0, "infinite"), "paper beta"].iloc[0] == -0.3
+    assert paper.loc["sample"].isna().all(axis=None)
 
 
 def test_table_1_to_3_layout():
@@ -485,6 +482,8 @@ def test_word_table_rows_and_paper_columns():
     assert table.loc[("nowhere", "paper")].isna().all()
     caption, shown = sweep_tables.word_table_caption("wikitext-2", table)
     assert shown == ["Boston"] and "of 2 words, 1 are scored" in caption
+    share = sweep_tables.scored_share({"wikitext-2": table})  # 1 of 2 words x 2 lambdas
+    assert share.to_dict("records") == [{"corpus": "wikitext-2", "scored share": 0.25}]
 
 
 def test_regression_points():
@@ -520,6 +519,9 @@ def test_seed_scores_take_the_change_from_lambda_zero_within_each_seed():
     assert summary.loc[1.0, "ppl mean"] == 110.5 and summary.loc[1.0, "seeds"] == 2
     assert summary.loc[1.0, "Δμ sd"] == pytest.approx(abs(mu["lean"] - mu["even"]) / np.sqrt(2))
     assert summary.loc[0.0, "paper μ"] == 0.74  # the paper's Table 1, PTB, lambda = 0
+    recorded = [f"{col} {stat}" for col in sweep_tables.SEED_STATS.values()
+                for stat in ("mean", "sd")]  # the columns notebook 02 records
+    assert set(recorded) <= set(summary.columns)
     empty = pd.DataFrame(columns=["corpus", "lam", "counting", "context", "beta"])
     numbers = sweep_tables.prose_numbers(per_seed, empty, pd.DataFrame())
     assert numbers["ptb_lam_low"] == numbers["ptb_lam_high"] == 1.0

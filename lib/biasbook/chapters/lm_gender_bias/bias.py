@@ -8,8 +8,9 @@ printed counting keeps the printed score (with the gender-frequency factor). The
 counting gets the book's reconstruction of the score behind the paper's tables, the log-ratio
 without that factor (it reproduces PTB's 0.83); the script itself writes m / (m + f)
 (``bias_scores(mode="as-coded")``, shown in notebook 01), which does not. A text in which no
-word meets both genders has no score (``None``), never an infinite one; :func:`record` skips the
-statistics left undefined, so tiny smoke corpora record what they can.
+word meets both genders has no score (``None``), never an infinite one, and its statistics are
+NaN: the notebooks' :meth:`biasbook.results.Recorder.metrics` lists those as skipped, so tiny smoke
+corpora record what they can.
 
 >>> docs = [["he", "runs", "she", "runs", "he", "walks", "she", "sits"]]
 >>> s, co = score(docs, ({"he"}, {"she"}), "paper", "fixed")
@@ -33,7 +34,6 @@ from biasbook.metrics.cooccurrence_bias import (
     mean_abs_bias,
     std_bias,
 )
-from biasbook.results import Recorder
 from biasbook.text.cooccurrence import Cooccurrence, count_cooccurrences
 
 COUNTINGS = ("paper", "as-coded")
@@ -103,15 +103,3 @@ def training_sample(documents: Sequence[Sequence[str]], n: int, length: int,
     length = min(length, len(stream))
     starts = np.random.default_rng(seed).integers(0, len(stream) - length + 1, n)
     return [stream[i : i + length] for i in starts]
-
-
-def record(rec: Recorder | None, key: str, value, paper=None, **labels) -> None:
-    """``rec.metric`` for a finite ``value``; an undefined one (None, NaN) is not recorded.
-
-    A NaN ``paper`` value (a blank cell of the paper's tables) is recorded as ``None``.
-    """
-    if rec is None or value is None or not np.isfinite(value):
-        return
-    if paper is not None and not np.isfinite(paper):
-        paper = None
-    rec.metric(key, float(value), paper=paper, **labels)

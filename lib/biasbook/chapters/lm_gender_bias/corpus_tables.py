@@ -11,8 +11,9 @@
 - :func:`table_words`: the training column of the paper's Tables 5-8 against ours.
 - :func:`prose_numbers`: the numbers the notebook's text quotes, by name (for myst-nb ``glue``).
 
-Given a :class:`biasbook.results.Recorder`, a function also records its headline numbers next to
-the paper's (:func:`.bias.record`); labels of the tables come from :data:`.corpora.CORPORA`.
+Every table names a corpus by its id (``corpus``: ``ptb``, ...), the id its numbers are recorded
+under; ``measured`` is the label of what notebook 01 measures of it (:data:`.corpora.CORPORA`).
+The notebook records the tables' columns with :meth:`biasbook.results.Recorder.metrics`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from biasbook.chapters.lm_gender_bias import bias
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
 from biasbook.metrics.cooccurrence_bias import BiasScores, bias_scores, mean_abs_bias, std_bias
-from biasbook.results import Recorder
 from biasbook.text.cooccurrence import Cooccurrence
 from biasbook.text.corpora import n_tokens
 
@@ -61,18 +61,16 @@ def score_corpora(docs: Docs, genders: Genders, *, progress: bool = True) -> Cor
     return scored
 
 
-def train_rows(scored: CorpusScores, rec: Recorder | None = None) -> pd.DataFrame:
-    """One row per corpus, counting and context: mu, sigma, scored words, the paper's mu, sigma.
-    """
+def train_rows(scored: CorpusScores) -> pd.DataFrame:
+    """One row per corpus, counting and context: mu, sigma, scored words, the paper's mu, sigma
+    (NaN where undefined or not reported)."""
     rows = []
     for (name, counting, context), s in scored.scores.items():
         ref = paper_sweep(name).get("train", {})
         mu = mean_abs_bias(s) if s else np.nan
         sigma = std_bias(s) if s and len(s.words) > 1 else np.nan
-        labels = {"corpus": name, "counting": counting, "context": context}
-        bias.record(rec, "train_mu", mu, paper=ref.get(f"{context}_mu"), **labels)
-        bias.record(rec, "train_sigma", sigma, paper=ref.get(f"{context}_sigma"), **labels)
-        rows.append({**labels, "mu": mu, "sigma": sigma, "scored words": len(s.words) if s else 0,
+        rows.append({"corpus": name, "counting": counting, "context": context, "mu": mu,
+                     "sigma": sigma, "scored words": len(s.words) if s else 0,
                      "paper mu": ref.get(f"{context}_mu"),
                      "paper sigma": ref.get(f"{context}_sigma")})
     return pd.DataFrame(rows)
@@ -90,7 +88,7 @@ def train_table(long: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=order).rename(index=labels, level="corpus")
 
 
-def script_scores(scored: CorpusScores, rec: Recorder | None = None) -> pd.DataFrame:
+def script_scores(scored: CorpusScores) -> pd.DataFrame:
     """Per corpus (``as-coded`` counting, fixed context, the same words): mean and stdev of the
     authors' script's own score m / (m + f), and mu, sigma of the book's reconstruction, the
     log-ratio without c(g) (:func:`.bias.score`), which reproduces the paper's Tables 1-3.
@@ -111,28 +109,26 @@ def script_scores(scored: CorpusScores, rec: Recorder | None = None) -> pd.DataF
         except ValueError:  # no word meets both genders
             continue
         recon = scored.scores.get((name, "as-coded", "fixed"))
-        row = {"corpus": corpus(name).measured, "m/(m+f) mean": float(np.mean(share.scores)),
-               "m/(m+f) stdev": float(np.std(share.scores, ddof=1)) if len(share.words) > 1
-               else np.nan, "scored words": len(share.words),
-               "reconstruction mu": mean_abs_bias(recon) if recon else np.nan,
-               "reconstruction sigma": std_bias(recon) if recon and len(recon.words) > 1
-               else np.nan}
-        bias.record(rec, "train_script_score_mean", row["m/(m+f) mean"], corpus=name)
-        rows.append(row)
+        rows.append({"corpus": name, "measured": corpus(name).measured,
+                     "m/(m+f) mean": float(np.mean(share.scores)),
+                     "m/(m+f) stdev": float(np.std(share.scores, ddof=1))
+                     if len(share.words) > 1 else np.nan, "scored words": len(share.words),
+                     "reconstruction mu": mean_abs_bias(recon) if recon else np.nan,
+                     "reconstruction sigma": std_bias(recon) if recon and len(recon.words) > 1
+                     else np.nan})
     return pd.DataFrame(rows)
 
 
-def corpus_statistics(docs: Docs, scored: CorpusScores,
-                      rec: Recorder | None = None) -> pd.DataFrame:
+def corpus_statistics(docs: Docs, scored: CorpusScores) -> pd.DataFrame:
     """Documents, tokens, gendered tokens c(m), c(f) and their ratio per corpus."""
     stats = []
     for name in scored.corpora:
         co = scored.cooc[name, "paper", "fixed"]
         ratio = co.n_male / co.n_female if co.n_female else np.nan
-        bias.record(rec, "male_female_ratio", ratio, corpus=name)
-        stats.append({"corpus": corpus(name).measured, "documents": len(docs[name]),
-                      "tokens": n_tokens(docs[name]), "male tokens c(m)": co.n_male,
-                      "female tokens c(f)": co.n_female, "c(m)/c(f)": ratio,
+        stats.append({"corpus": name, "measured": corpus(name).measured,
+                      "documents": len(docs[name]), "tokens": n_tokens(docs[name]),
+                      "male tokens c(m)": co.n_male, "female tokens c(f)": co.n_female,
+                      "c(m)/c(f)": ratio,
                       "log c(m)/c(f)": np.log(ratio) if ratio > 0 else np.nan})
     return pd.DataFrame(stats)
 
@@ -148,10 +144,11 @@ def score_frame(scored: CorpusScores, counting: str = "as-coded",
 
 
 def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
-                 names: Sequence[str] = ("ptb", "wikitext-2"), rec: Recorder | None = None, *,
+                 names: Sequence[str] = ("ptb", "wikitext-2"), *,
                  progress: bool = True) -> pd.DataFrame:
     """mu and sigma of the infinite context cut at each window, and over the whole document
-    (``window = inf``, printed counting only: the ``as-coded`` n-grams need a finite window).
+    (``window = inf``, printed counting only: the ``as-coded`` n-grams need a finite window);
+    ``cut-off`` names the window as it is recorded (its size, or ``whole document``).
 
     Corpora of ``names`` missing from ``docs`` are skipped, as are texts that score < 2 words.
     """
@@ -162,15 +159,10 @@ def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
         s, _ = bias.score(docs[name], genders[name], counting, "infinite", window=window)
         if s is None or len(s.words) < 2:
             continue
-        row = {"corpus": name, "counting": counting, "window": window,
-               "mu": mean_abs_bias(s), "sigma": std_bias(s), "scored words": len(s.words)}
-        rows.append(row)
-        label = "whole document" if window == math.inf else int(window)
-        bias.record(rec, "train_infinite_mu_by_window", row["mu"], corpus=name,
-                    counting=counting, window=label)
-        bias.record(rec, "train_infinite_sigma_by_window", row["sigma"], corpus=name,
-                    counting=counting, window=label)
-    return pd.DataFrame(rows, columns=["corpus", "counting", "window", "mu", "sigma",
+        rows.append({"corpus": name, "counting": counting, "window": window,
+                     "cut-off": "whole document" if window == math.inf else int(window),
+                     "mu": mean_abs_bias(s), "sigma": std_bias(s), "scored words": len(s.words)})
+    return pd.DataFrame(rows, columns=["corpus", "counting", "window", "cut-off", "mu", "sigma",
                                        "scored words"])
 
 
@@ -196,10 +188,10 @@ def top_words(scored: CorpusScores, n: int = 10, min_count: int = 20) -> pd.Data
     return pd.DataFrame(top)
 
 
-def table_words(scored: CorpusScores,
-                rec: Recorder | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table_words(scored: CorpusScores) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(every word of the paper's Tables 5-8 with its training score, ours and our count;
-    per corpus: words found, share with the paper's sign, Pearson r), ``as-coded`` fixed."""
+    per corpus: words found, share with the paper's sign, Pearson r), ``as-coded`` fixed.
+    The share and r are NaN without words found (r: fewer than three)."""
     rows = []
     for name in TABLE_CORPORA:
         s = scored.scores.get((name, "as-coded", "fixed"))
@@ -220,13 +212,9 @@ def table_words(scored: CorpusScores,
         found = group.dropna(subset=["ours"])
         same_sign = (np.sign(found["ours"]) == np.sign(found["paper (train)"])).mean()
         r = found["ours"].corr(found["paper (train)"]) if len(found) >= 3 else np.nan
-        bias.record(rec, "table_words_found", len(found), corpus=name)
-        bias.record(rec, "table_words_same_sign", same_sign if len(found) else np.nan,
-                    corpus=name)
-        bias.record(rec, "table_words_pearson_r", r, corpus=name)
-        summary.append({"corpus": corpus(name).measured, "words listed": len(group),
-                        "found in our text": len(found), "same sign as the paper": same_sign,
-                        "Pearson r": r})
+        summary.append({"corpus": name, "measured": corpus(name).measured,
+                        "words listed": len(group), "found in our text": len(found),
+                        "same sign as the paper": same_sign, "Pearson r": r})
     return words, pd.DataFrame(summary)
 
 
@@ -265,7 +253,7 @@ def prose_numbers(scored: CorpusScores, long: pd.DataFrame, by_window: pd.DataFr
         out[f"ptb_inf_{other}_at_{stat}"] = float(hit[other].iloc[0]) if len(hit) else np.nan
     for name in TABLE_CORPORA:
         p = name.replace("-", "_")
-        row = words_summary[words_summary.corpus == corpus(name).measured]
+        row = words_summary[words_summary.corpus == name]
         for key, col in (("listed", "words listed"), ("found", "found in our text"),
                          ("same_sign", "same sign as the paper"), ("r", "Pearson r")):
             out[f"{p}_table_{key}"] = float(row[col].iloc[0]) if len(row) else np.nan

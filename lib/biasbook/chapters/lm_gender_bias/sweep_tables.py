@@ -1,8 +1,9 @@
 """Notebook 02's results: bias of the generated text, the paper's Tables 1-8 in our numbers.
 
 Every function takes the prepared corpora (:class:`.sweep.LMCorpus`) and the sweep's runs
-(:class:`.sweep.LambdaRun`) and returns a table; given a :class:`biasbook.results.Recorder`,
-it also records the headline numbers next to the paper's (:func:`.bias.record`).
+(:class:`.sweep.LambdaRun`) and returns a table; a table names a corpus by its id (``corpus``:
+``ptb``, ...) and holds the paper's numbers beside ours, so the notebook records its columns with
+:meth:`biasbook.results.Recorder.metrics` (labels :data:`LABELS`).
 
 - :func:`training_data`, :func:`perplexity_table`: what each model was trained on, and how well
   it predicts held-out text.
@@ -18,7 +19,8 @@ it also records the headline numbers next to the paper's (:func:`.bias.record`).
 - :func:`tradeoff_frame`: mu, beta, perplexity and the gender projection against lambda, ours and
   the paper's, each also relative to its lambda = 0 value (the trade-off figures).
 - :func:`excerpts`: Table 4's form, generated text around strongly gendered words.
-- :func:`word_table`, :func:`word_tables`: Tables 5-8's form, word-level bias through the sweep.
+- :func:`word_table`, :func:`word_tables`: Tables 5-8's form, word-level bias through the sweep;
+  :func:`scored_share`: how much of them our generated texts score.
 - :func:`regression_points`: the words behind beta, for the scatter figure.
 """
 
@@ -38,7 +40,6 @@ from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
 from biasbook.chapters.lm_gender_bias.sweep import LambdaRun, LMCorpus
 from biasbook.metrics.cooccurrence_bias import BiasRegression, BiasScores, bias_regression
-from biasbook.results import Recorder
 from biasbook.text.cooccurrence import count_cooccurrences, english_stop_words
 from biasbook.training.lstm import EOS, UNK
 
@@ -46,6 +47,9 @@ SETTINGS = [(counting, context) for counting in ("as-coded", "paper")
             for context in bias.CONTEXTS]
 N_BOOT = 30  # bootstrap resamples of the texts for the standard error of mu
 Runs = dict[tuple[str, float], LambdaRun]
+LABELS = {"corpus": "corpus", "lam": "λ"}  # record label -> column, for a table of runs
+# record key -> label of seed_summary's columns ("μ mean", "μ sd", "paper μ", ...)
+SEED_STATS = {"mu": "μ", "delta_mu": "Δμ", "beta": "β", "perplexity": "ppl"}
 
 
 @dataclass
@@ -73,26 +77,25 @@ def training_data(data: dict[str, LMCorpus]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def perplexity_table(runs: Runs, rec: Recorder | None = None) -> pd.DataFrame:
+def perplexity_table(runs: Runs) -> pd.DataFrame:
     """Perplexity (with the paper's), final training loss and mean cos^2 of every run."""
     rows = []
     for (name, lam), run in runs.items():
-        paper = paper_sweep(name).get(lam, {})
-        bias.record(rec, "perplexity", run.ppl, paper=paper.get("ppl"), corpus=name, lam=lam)
-        bias.record(rec, "gender_direction_cos2", run.cos2, corpus=name, lam=lam)
-        rows.append({"corpus": corpus(name).label, "λ": lam, "perplexity": run.ppl,
-                     "paper perplexity": paper.get("ppl"),
+        rows.append({"corpus": name, "λ": lam, "perplexity": run.ppl,
+                     "paper perplexity": paper_sweep(name).get(lam, {}).get("ppl"),
                      "final training loss": run.lm.history[-1]["train_loss"],
                      "mean cos² with gender direction": run.cos2})
     return pd.DataFrame(rows)
 
 
-def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length: int,
-                rec: Recorder | None = None, *, progress: bool = True) -> TextScores:
+def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length: int, *,
+                progress: bool = True) -> TextScores:
     """Bias of the training texts, of a same-size sample of them and of every generated text.
 
     The sample is ``n_seeds`` random stretches of ``gen_length`` tokens of the training text
     (:func:`.bias.training_sample`); each generated text is one document, ``<eos>`` removed.
+    ``long`` holds mu, sigma, beta, scored ``words``, ``mu_se`` (NaN where not computed or
+    undefined) and the paper's ``paper mu``, ``paper sigma``, ``paper beta`` in the row's context.
     """
     reference, generated, rows = {}, {}, []
     jobs = [(name, c, x) for name in data for c, x in SETTINGS]
@@ -115,15 +118,10 @@ def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length:
                      **bias.summary(s, reference[name, counting, context]),
                      "mu_se": _mu_se(docs, data[name].gender, counting, context)})
     long = pd.DataFrame(rows)
-    for row in long.itertuples():
-        paper = paper_sweep(row.corpus).get(row.lam, {})
-        labels = {"corpus": row.corpus, "lam": row.lam, "counting": row.counting,
-                  "context": row.context}
-        for stat in ("mu", "sigma", "beta"):
-            bias.record(rec, stat, getattr(row, stat), paper=paper.get(f"{row.context}_{stat}"),
-                        **labels)
-        bias.record(rec, "mu_bootstrap_se", row.mu_se, **labels)
-        bias.record(rec, "scored_words", row.words, **labels)
+    for stat in ("mu", "sigma", "beta"):
+        long[f"paper {stat}"] = [paper_sweep(name).get(lam, {}).get(f"{context}_{stat}")
+                                 for name, lam, context in zip(long.corpus, long.lam,
+                                                               long.context, strict=True)]
     return TextScores(reference, generated, long)
 
 
@@ -150,10 +148,10 @@ def seed_scores(data: dict[str, LMCorpus], by_seed: dict[int, Runs], *,
     return frame
 
 
-def seed_summary(per_seed: pd.DataFrame, rec: Recorder | None = None) -> pd.DataFrame:
+def seed_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
     """Per corpus and lambda: mean, standard deviation (``sd``, ddof 1) and range over the
-    training seeds of mu, delta mu, beta and perplexity, beside the paper's mu, beta and
-    perplexity (fixed context); records the means and standard deviations.
+    training seeds of mu, delta mu, beta and perplexity (the labels of :data:`SEED_STATS`),
+    beside the paper's mu, beta and perplexity (fixed context); NaN where undefined.
 
     >>> per_seed = pd.DataFrame({"corpus": "ptb", "lam": [0.0, 0.0, 1.0, 1.0],
     ...     "seed": [0, 1, 0, 1], "mu": [0.8, 0.9, 0.7, 0.9], "delta mu": [0, 0, -0.1, 0.0],
@@ -175,18 +173,12 @@ def seed_summary(per_seed: pd.DataFrame, rec: Recorder | None = None) -> pd.Data
                         f"{label} max": values.max() if len(values) else np.nan})
             if paper_key:
                 row[f"paper {label}"] = paper.get(paper_key)
-            key = {"μ": "mu", "Δμ": "delta_mu", "β": "beta", "ppl": "perplexity"}[label]
-            if label != "Δμ" or lam != 0:
-                bias.record(rec, f"{key}_seed_mean", mean,
-                            paper=paper.get(paper_key) if paper_key else None,
-                            corpus=name, lam=lam)
-                bias.record(rec, f"{key}_seed_sd", sd, corpus=name, lam=lam)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaRun],
-                rec: Recorder | None = None) -> pd.DataFrame:
+def tying_table(data: dict[str, LMCorpus],
+                runs: dict[tuple[str, float], LambdaRun]) -> pd.DataFrame:
     """:func:`.sweep.tying_runs` as a table: per variant and lambda, perplexity, mean cos^2 of
     the input and output embeddings, mu and beta of the generated text (``as-coded``, fixed),
     and perplexity and mu relative to lambda = 0 with the same tying."""
@@ -197,13 +189,9 @@ def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaR
         docs = [[t for t in text if t != EOS] for text in run.texts]
         s, _ = bias.score(docs, d.gender, "as-coded", "fixed")
         stats = bias.summary(s, ref)
-        rows.append({"corpus": corpus(run.corpus).label, "variant": variant, "λ": lam,
+        rows.append({"corpus": run.corpus, "variant": variant, "λ": lam,
                      "perplexity": run.ppl, "cos² input": run.cos2, "cos² output": run.cos2_out,
                      "μ": stats["mu"], "β": stats["beta"]})
-        labels = {"corpus": run.corpus, "variant": variant, "lam": lam}
-        for key, value in (("tying_perplexity", run.ppl), ("tying_cos2_input", run.cos2),
-                           ("tying_cos2_output", run.cos2_out), ("tying_mu", stats["mu"])):
-            bias.record(rec, key, value, **labels)
     frame = pd.DataFrame(rows)
     if len(frame):
         tying = frame["variant"].str.split(",").str[0]
@@ -431,14 +419,13 @@ def word_table(words: Sequence[str], lambdas: Sequence[float], train: BiasScores
     return both
 
 
-def word_tables(data: dict[str, LMCorpus], scores: TextScores, lambdas: dict,
-                rec: Recorder | None = None) -> dict[str, pd.DataFrame]:
+def word_tables(data: dict[str, LMCorpus], scores: TextScores,
+                lambdas: dict) -> dict[str, pd.DataFrame]:
     """Tables 5-8's form for every corpus of ``data`` (``as-coded``, fixed context).
 
     WikiText-2 follows the words of the paper's Tables 5-6, the UN speeches those of its
     CNN/Daily Mail Tables 7-8 (the paper's third corpus); PTB, which has no such table, the eight
-    most female- and male-leaning content words seen 20 times in its training text. Records
-    the share of (word, lambda) cells scored in the generated texts.
+    most female- and male-leaning content words seen 20 times in its training text.
     """
     sources = {"wikitext-2": "wikitext-2", "un-general-debates": "cnn-dailymail"}
     tables = {}
@@ -455,9 +442,15 @@ def word_tables(data: dict[str, LMCorpus], scores: TextScores, lambdas: dict,
         else:
             continue
         tables[name] = word_table(words, lambdas[name], train, generated, sources.get(name))
-        found = tables[name].xs("ours", level="source").drop(columns="train").notna()
-        bias.record(rec, "table_words_scored_share", float(found.to_numpy().mean()), corpus=name)
     return tables
+
+
+def scored_share(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per corpus of :func:`word_tables`: the share of its (word, lambda) cells that our generated
+    texts score (``scored share``; NaN without a lambda)."""
+    return pd.DataFrame([{"corpus": name, "scored share": float(
+        table.xs("ours", level="source").drop(columns="train").notna().to_numpy().mean())}
+        for name, table in tables.items()], columns=["corpus", "scored share"])
 
 
 def _leaning_words(d: LMCorpus, train: BiasScores, n: int, min_count: int) -> list[str]:
