@@ -12,10 +12,18 @@ This implementation, on lowercased token lists:
 - swaps the word pairs it is given, in both directions (:func:`swap_table`); names are simply
   more pairs (the book's list pairs common US first names by popularity rank, a simplification of
   the bipartite matching, for which no offline name frequencies exist);
-- decides the ambiguous "her" (→ "his" or "him") and "his" (→ "her" or "hers") by the next token
-  instead of a tagger: before punctuation, the end of the document or a function word
-  (:data:`FUNCTION_WORDS`) they are pronouns (her → him, his → hers), otherwise determiners
-  (her → his, his → her);
+- decides the ambiguous "her" (→ "his" or "him") and "his" (→ "her" or "hers") by the words after
+  it instead of a tagger (:func:`stands_alone`): a possessive determiner is followed by the rest
+  of its noun phrase, so "her"/"his" is read as a pronoun (her → him, his → hers) only before
+  punctuation, the end of the document or a word that cannot continue a noun phrase
+  (:data:`NOT_IN_NOUN_PHRASE`: articles, pronouns, prepositions, conjunctions, auxiliaries), and
+  "her" also before an adverb that follows objects (:data:`AFTER_OBJECT`: "brought her back",
+  but "hurt his back"). "own", "other", "same", "every" and the like continue the noun phrase
+  ("her own keys" → "his own keys"). The degree words of :data:`DEGREE` ("more", "most", "very",
+  "only") fit both readings ("her more famous sister", "i love her more"), so after "her" the word
+  after them decides; "his or her own" is read through the coordination. Without a tagger, "her"
+  before a bare verb or a predicative adjective ("let her go", "made her happy") or in a double
+  object ("gave her flowers") is still read as a determiner;
 - draws the coin of the ``i``-th document from ``numpy.random.default_rng([seed, i])``, so the
   coins of a corpus and of any prefix of it agree.
 
@@ -33,19 +41,47 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-# a pronoun, not a determiner, precedes these (or punctuation, or the end of the document)
-FUNCTION_WORDS = frozenset([
-    "a", "about", "above", "after", "again", "against", "all", "also", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "down", "during", "each", "for", "from", "had",
-    "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
-    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
-    "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other",
-    "our", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
-    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
-    "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
-    "while", "who", "whom", "why", "will", "with", "would", "you", "your"
+# Words that cannot continue the noun phrase a possessive determiner opens ("her ___"): before one
+# of them "her" is an object and "his" stands alone. Words that can are deliberately absent:
+# "own", "other", "same", "every", "first", nouns, adjectives, numbers, and the adverbs that
+# premodify nouns after a possessive ("his then wife", "her later films", "his would-be killer",
+# "her soon-to-be husband", "his ever-growing", "his will").
+NOT_IN_NOUN_PHRASE = frozenset([
+    # articles, demonstratives and quantifiers that open a noun phrase of their own
+    "a", "an", "the", "this", "that", "these", "those", "some", "any", "no", "each", "all", "both",
+    "either", "neither",
+    # pronouns
+    "i", "me", "you", "he", "him", "she", "her", "hers", "it", "we", "us", "they", "them", "my",
+    "your", "his", "its", "our", "their", "mine", "yours", "ours", "theirs", "myself", "yourself",
+    "himself", "herself", "itself", "ourselves", "themselves",
+    # prepositions and particles
+    "about", "above", "across", "after", "against", "along", "among", "around", "as", "at",
+    "before", "behind", "below", "beneath", "beside", "besides", "between", "beyond", "by",
+    "despite", "down", "during", "except", "for", "from", "in", "inside", "into", "like", "of",
+    "off", "on", "onto", "out", "outside", "over", "since", "through", "throughout", "till", "to",
+    "toward", "towards", "under", "unlike", "until", "up", "upon", "via", "with", "within",
+    "without",
+    # conjunctions, subordinators, wh-words
+    "and", "or", "but", "nor", "yet", "because", "if", "although", "though", "while", "whereas",
+    "unless", "than", "whether", "when", "where", "why", "how", "what", "which", "who", "whom",
+    "whose",
+    # auxiliaries, modals, negation
+    "am", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "having", "do",
+    "does", "did", "shall", "should", "can", "could", "may", "might", "must", "not",
 ])
+# Adverbs that follow an object ("brought her back", "love her so much") but premodify a noun
+# after "his" ("his back", "his so-called friend"): they make "her" an object only.
+AFTER_OBJECT = frozenset([
+    "again", "also", "too", "just", "now", "there", "here", "back", "away", "anymore", "really",
+    "enough", "together", "alone", "instead", "anyway", "today", "tonight", "yesterday",
+    "tomorrow", "even", "much", "so", "once",
+])
+# Degree words heading either a modifier in the noun phrase ("her more famous sister") or an
+# adverbial after an object ("love her more"): after "her" the next word decides.
+DEGREE = frozenset(["more", "most", "very", "only"])
+# "his or her own": a possessive coordinated with the other gender's shares its noun phrase ("her
+# and her husband", in contrast, is an object and a noun phrase).
+COORDINATION = frozenset(["and", "or", "nor"])
 AMBIGUOUS = {"her": ("him", "his"), "his": ("hers", "her")}  # (as pronoun, as determiner)
 
 
@@ -71,17 +107,37 @@ def swap_table(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     return table
 
 
+def stands_alone(tokens: Sequence[str], i: int) -> bool:
+    """Whether the "her" or "his" at ``tokens[i]`` is a pronoun (him, hers), not a determiner.
+
+    >>> def reading(text):
+    ...     tokens = text.split()
+    ...     return stands_alone(tokens, next(i for i, t in enumerate(tokens) if t in AMBIGUOUS))
+    >>> [reading(t) for t in ["saw her .", "lost her own keys", "love her more ,",
+    ...                       "her more famous sister", "a friend of his", "brought her back",
+    ...                       "hurt his back"]]
+    [True, False, True, False, True, True, False]
+    """
+    if tokens[i] not in AMBIGUOUS:
+        raise ValueError(f"token {i} is {tokens[i]!r}, not 'her' or 'his'")
+
+    def at(j):
+        return tokens[j] if j < len(tokens) else ""
+
+    her, j = tokens[i] == "her", i + 1
+    if at(j) in COORDINATION and at(j + 1) == ("his" if her else "her"):
+        j += 2
+    if her and at(j) in DEGREE:
+        j += 1
+    following = at(j)
+    return (not following[:1].isalnum() or following in NOT_IN_NOUN_PHRASE
+            or her and following in AFTER_OBJECT)
+
+
 def substitute(tokens: Sequence[str], table: dict[str, str]) -> list[str]:
     """Every gendered token of one document replaced by its counterpart (see the module doc)."""
-    out = []
-    for i, token in enumerate(tokens):
-        if token in AMBIGUOUS:
-            following = tokens[i + 1] if i + 1 < len(tokens) else ""
-            pronoun = not following or not following[0].isalnum() or following in FUNCTION_WORDS
-            out.append(AMBIGUOUS[token][0 if pronoun else 1])
-        else:
-            out.append(table.get(token, token))
-    return out
+    return [AMBIGUOUS[t][0 if stands_alone(tokens, i) else 1] if t in AMBIGUOUS
+            else table.get(t, t) for i, t in enumerate(tokens)]
 
 
 def cds(

@@ -24,6 +24,7 @@ from biasbook.text.cooccurrence import WordContextMatrix, word_context_matrix
 from .corpus import cds_documents, cds_pairs, documents, sentences
 
 MATRIX_VERSION = 1  # bump when counting, BIRM or CDS change what a matrix holds
+CDS_VERSION = 2  # CDS's matrix alone: 2 = her/his resolved by the noun-phrase rule (issue 28)
 METHODS = ("original", "birm", "cds")
 LABELS = {"original": "Original", "birm": "BIRM (proposed)", "cds": "CDS"}
 KIND = "indirect-stereotypes-matrix"
@@ -33,7 +34,7 @@ def matrix_key(corpus: dict, matrix: dict, method: str, birm_options: dict) -> s
     """The cache key of one method's matrix."""
     extra = {"birm": birm_options} if method == "birm" else {}
     if method == "cds":
-        extra = {"cds_pairs": cds_pairs()}
+        extra = {"cds_pairs": cds_pairs(), "cds_version": CDS_VERSION}
     return store.content_key(KIND, MATRIX_VERSION, corpus, matrix, method, extra,
                              [MASCULINE, FEMININE])
 
