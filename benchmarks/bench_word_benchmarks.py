@@ -32,7 +32,7 @@ def main() -> None:
     questions = questions[:args.questions]
 
     start = time.perf_counter()
-    ours, used, n_oov = benchmarks.analogy_accuracy(kv, questions, lowercase=True)
+    ours, used, n_oov = benchmarks.analogy_accuracy(kv, questions, oov="drop", lowercase=True)
     t_ours = time.perf_counter() - start
 
     with tempfile.TemporaryDirectory() as tmp:

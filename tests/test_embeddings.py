@@ -135,13 +135,14 @@ def test_spearman_on_hand_made_vectors():
     pairs = [("w0", "w1"), ("w0", "w2"), ("w0", "w3"), ("w0", "w4"), ("w0", "gone")]
     # cosines .985, .866, .5, 0 rank 4 3 2 1; human ranks 4 3 1 2: d^2 sums to 2,
     # rho = 1 - 6 * 2 / (4 * (16 - 1)) = 0.8
-    rho, used, n_oov = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5])
+    rho, used, n_oov = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5], oov="drop")
     assert (rho, used, n_oov) == (pytest.approx(0.8), 4, 1)
-    # oov="mean": "gone" is the mean vector (angle 38 degrees), cos .79 ranks 3rd of 5 while its
-    # human score ranks 1st: d^2 = 1 + 1 + 4 + 1 + 1 = 8 (ranks 5 4 2 1 3 vs 4 3 1 2 5)
-    rho, used, _ = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5], oov="mean")
+    # oov="mean" (default, as web): "gone" is the mean of the five unit vectors, (.670, .508),
+    # not re-normalised; its dot product with w0, .670, ranks 3rd of 5 while its human score ranks
+    # 1st: d^2 = 1 + 1 + 1 + 1 + 4 = 8 (ranks 5 4 2 1 3 vs 4 3 1 2 5)
+    rho, used, _ = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5])
     assert (rho, used) == (pytest.approx(1 - 6 * 8 / (5 * 24)), 5)
-    rho, used, n_oov = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5],
+    rho, used, n_oov = benchmarks.spearman_similarity(kv, pairs, [4, 3, 1, 2, 5], oov="drop",
                                                       vocabulary={"w0", "w1", "w2", "w4"})
     assert (used, n_oov) == (3, 2)
 
@@ -174,13 +175,14 @@ def test_analogy_oov_and_restricted_candidates():
                                        [0, 0, 0, 1]], dtype=float))
     questions = [("man", "woman", "king", "queen"), ("woman", "man", "queen", "king"),
                  ("man", "woman", "king", "dog"), ("man", "woman", "ghost", "queen")]
-    assert benchmarks.analogy_accuracy(kv, questions) == (pytest.approx(2 / 3), 3, 1)
-    # oov="mean": "ghost" becomes the unit mean (2, 2, 2, 1) / sqrt 13; the target
-    # woman/|woman| - man + that = (.26, 1.26, .55, .28) is closest to queen (cos .90 against
-    # .39 for king, .19 for dog), so the fourth question is answered too: 3 of 4.
-    assert benchmarks.analogy_accuracy(kv, questions, oov="mean")[:2] == (0.75, 4)
+    assert benchmarks.analogy_accuracy(kv, questions, oov="drop") == (pytest.approx(2 / 3), 3, 1)
+    # oov="mean": "ghost" becomes the mean of the unit vectors, (1.707, 1.414, 1.707, 1) / 5 =
+    # (.341, .283, .341, .2); the target woman/|woman| - man + that = (.048, .990, .341, .2) has
+    # dot products .941 with queen, .341 with king, .2 with dog: the fourth question is answered
+    # too, 3 of 4.
+    assert benchmarks.analogy_accuracy(kv, questions)[:2] == (0.75, 4)
     # Only the first 3 words are candidates: "queen" cannot be answered, the question is OOV.
-    assert benchmarks.analogy_accuracy(kv, questions, restrict_vocab=3)[1:] == (0, 4)
+    assert benchmarks.analogy_accuracy(kv, questions, oov="drop", restrict_vocab=3)[1:] == (0, 4)
 
 
 def test_purity_and_categorisation():
@@ -188,7 +190,8 @@ def test_purity_and_categorisation():
     kv = _angles(c1=0, c2=5, c3=10, d1=90, d2=95, d3=100)
     words, labels = ["c1", "c2", "c3", "d1", "d2", "d3", "nope"], list("cccdddd")
     for cluster in benchmarks.CLUSTERINGS:
-        score, used, n_oov = benchmarks.categorisation_purity(kv, words, labels, cluster=cluster)
+        score, used, n_oov = benchmarks.categorisation_purity(kv, words, labels, cluster=cluster,
+                                                              oov="drop")
         assert (score, used, n_oov) == (1.0, 6, 1)
     # One word filed under the wrong label: the best clustering still puts it with its angle.
     score, *_ = benchmarks.categorisation_purity(kv, words[:6], list("ccdddd"))
@@ -205,10 +208,46 @@ def test_mirror_benchmarks_parse_to_their_published_sizes():
     assert len(set(benchmarks.items("AP")[1])) == 21  # Almuhareb & Poesio's 21 categories
 
 
+def test_semeval_spearman_by_hand():
+    kv = _angles(p=0, q=90, u=0, v=90, w=53.13)  # w = (.6, .8)
+    # prototype p:q gives the relation (1, -1); the pairs u:v, v:u, u:w, w:u score
+    # 2, -2, .4 + .8 = 1.2, -1.2 (ranks 4 1 3 2) against the order 4 3 2 1: d^2 = 0 + 4 + 1 + 1,
+    # rho = 1 - 6 * 6 / (4 * 15) = 0.4
+    s1 = ([("p", "q")], [("u", "v"), ("v", "u"), ("u", "w"), ("w", "u")])
+    assert benchmarks.semeval_spearman(kv, {"s1": s1}) == (pytest.approx(0.4), 4, 0)
+    assert benchmarks.semeval_spearman(kv, {"s1": s1}, ratings={"s1": [2, -2, 1.2, -1.2]})[0] \
+        == pytest.approx(1.0)
+    # every word missing: each word is the mean vector, every score is 0 and rho (0/0) counts as
+    # 0 as in web; with oov="drop" the subcategory is not scored
+    s2 = ([("g1", "g2")], [("g3", "g4"), ("g5", "g6"), ("g7", "g8")])
+    both = {"s1": s1, "s2": s2}
+    assert benchmarks.semeval_spearman(kv, both) == (pytest.approx(0.2), 7, 3)
+    assert benchmarks.semeval_spearman(kv, both, oov="drop") == (pytest.approx(0.4), 4, 3)
+    assert np.isnan(benchmarks.semeval_spearman(kv, {"s2": s2}, oov="drop")[0])
+    with pytest.raises(ValueError, match="3 ratings for 4 pairs"):
+        benchmarks.semeval_spearman(kv, {"s1": s1}, ratings={"s1": [1, 2, 3]})
+
+
+def test_semeval_mirror_is_prototypes_times_pairs_and_scored_both_ways():
+    sub = benchmarks.semeval_subcategories()
+    assert len(sub) == 79 and sum(len(pairs) for _, pairs in sub.values()) == 3218
+    assert sum(len(prot) * len(pairs) for prot, pairs in sub.values()) == 10014
+    # the deliberately reversed pairs sit at the bottom of a subcategory (hour:seconds first)
+    assert sub["2c"][1][0] == ("hour", "seconds") and ("seconds", "hour") in sub["2c"][1][-3:]
+    kv = _angles(hour=0, seconds=20, water=40, drop=60, day=80, week=100)
+    paper = benchmarks.evaluate(kv, ["SemEval2012_2"]).iloc[0]
+    assert (paper["metric"], paper["n_items"], paper["n_used"]) == ("spearman", 3218, 3218)
+    coded = benchmarks.evaluate(kv, ["SemEval2012_2"], semeval="3cosadd").iloc[0]
+    assert (coded["metric"], coded["n_items"]) == ("accuracy", 10014)
+    with pytest.raises(ValueError, match="semeval"):
+        benchmarks.evaluate(kv, ["SemEval2012_2"], semeval="3CosMul")
+
+
 def test_evaluate_reports_unusable_benchmarks_and_relative_change():
     kv = _angles(sun=0, sunlight=5, car=40, automobile=42, river=80, water=85, tiger=120,
                  cat=122, stream=75)
-    table = benchmarks.evaluate(kv, ["MEN", "WS353", "Google"])
+    assert benchmarks.evaluate(kv, ["MEN"]).loc[0, "n_used"] == 3000  # oov="mean" scores all
+    table = benchmarks.evaluate(kv, ["MEN", "WS353", "Google"], oov="drop")
     men = table.set_index("benchmark").loc["MEN"]
     assert men["n_used"] >= 3 and men["n_oov"] == 3000 - men["n_used"] and men["reason"] == ""
     google = table.set_index("benchmark").loc["Google"]

@@ -95,8 +95,63 @@ def test_weat_runs_use_the_shared_vocabulary_and_table_takes_medians():
     assert row["paper_effect"].item() == 0.865 and row["runs"].item() == 2
 
 
+def test_weat_reports_the_cut_words_the_uncut_effect_and_exact_p():
+    kvs = {("original", 0): toy_vectors(0, drop=["nurse"]), ("original", 1): toy_vectors(1)}
+    runs = tables.weat_runs(kvs, n_samples=200)
+    prof = runs[(runs["test"] == "professions-adjectives") & (runs["seed"] == 0)].iloc[0]
+    # 10 masculine professions, 9 feminine ones left: the last masculine one is cut ...
+    assert prof["dropped"] == "x: paramedic" and (prof["n_x"], prof["n_y"]) == (9, 9)
+    # ... and the effect size on all 10 + 9, computed here with plain cosines, is reported beside
+    test = tables.paper_tests()["professions-adjectives"]
+    kv = kvs[("original", 0)]
+
+    def cos(u, v):
+        return float(kv[u] @ kv[v] / np.linalg.norm(kv[u]) / np.linalg.norm(kv[v]))
+
+    def s(w):
+        return np.mean([cos(w, a) for a in test.a]) - np.mean([cos(w, b) for b in test.b])
+
+    sx = [s(w) for w in test.x]
+    sy = [s(w) for w in test.y if w != "nurse"]
+    want = (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=1)
+    assert prof["effect_size_full"] == pytest.approx(want, rel=1e-6)
+    assert prof["effect_size_full"] != pytest.approx(prof["effect_size"])
+    # 9 + 9 words: all C(18, 9) = 48,620 partitions enumerated; 25 + 25 flowers/insects: sampled
+    assert prof["exact"] and prof["n_permutations"] == 48620
+    flowers = runs[runs["test"] == "flowers-insects"].iloc[0]
+    assert not flowers["exact"] and flowers["p_value"] >= 1 / 201
+    uncut = runs[runs["test"] == "math-arts-gender"].iloc[0]
+    assert uncut["dropped"] == "" and uncut["effect_size_full"] == uncut["effect_size"]
+    table = tables.weat_table(runs).set_index("test")
+    assert table.loc["professions-adjectives", "dropped"] == "x: paramedic"
+    assert table.loc["professions-adjectives", "p_exact"]
+    assert not table.loc["flowers-insects", "p_exact"]
+    cut = tables.weat_table(runs.assign(computable=runs["test"] != "flowers-insects"))
+    assert cut.set_index("test")["p_exact"].isna()["flowers-insects"].all()
+
+
+def test_cds_matrix_key_follows_the_cds_version(monkeypatch):
+    args = ({"source": "un+imdb"}, {"window": 5}, "cds", {})
+    before = pipeline.matrix_key(*args), pipeline.matrix_key(*args[:2], "original", {})
+    monkeypatch.setattr(pipeline, "CDS_VERSION", pipeline.CDS_VERSION + 1)
+    assert pipeline.matrix_key(*args) != before[0]
+    assert pipeline.matrix_key(*args[:2], "original", {}) == before[1]
+
+
+def test_benchmark_runs_add_the_earlier_semeval_score_beside_the_papers():
+    kvs = {("original", 0): toy_vectors(0), ("birm", 0): toy_vectors(1)}
+    runs = tables.benchmark_runs(kvs, ["SemEval2012_2"])
+    assert list(runs["benchmark"]) == ["SemEval2012_2", tables.SEMEVAL_AS_BEFORE] * 2
+    assert list(runs["metric"]) == ["spearman", "accuracy"] * 2
+    assert set(tables.benchmark_runs(kvs, ["RG65"])["benchmark"]) == {"RG65"}
+    t1 = tables.table1(runs).set_index("benchmark")
+    assert t1.loc["SemEval2012_2", "BIRM (paper, %)"] == -8.93
+    assert t1.loc[tables.SEMEVAL_AS_BEFORE, "n_items"] == 10014
+
+
 def test_table1_relative_change_of_medians():
     runs = pd.DataFrame({"benchmark": ["MEN"] * 6, "task": ["similarity"] * 6,
+                         "metric": ["spearman"] * 6, "n_items": [3000] * 6, "n_oov": [12] * 6,
                          "method": ["original"] * 3 + ["birm"] * 3,
                          "score": [0.4, 0.5, 0.9, 0.45, 0.55, 0.6]})
     t = tables.table1(runs)
