@@ -1,5 +1,6 @@
-"""Contextual word alignment (biasbook.mitigation.alignment): Procrustes, anchors, vectors, and
-head-only fine-tuning, on closed forms, hand-built corpora and tiny random-init models."""
+"""Contextual word alignment (biasbook.mitigation.alignment, .anchors): Procrustes, anchors,
+vectors, and head-only fine-tuning with its objectives (biasbook.training.objectives), on closed
+forms, hand-built corpora and tiny random-init models."""
 
 import copy
 
@@ -9,8 +10,10 @@ import scipy.linalg
 import torch
 
 from biasbook.mitigation import alignment as al
+from biasbook.mitigation import anchors as an
 from biasbook.models import from_model
 from biasbook.testing import tiny_model
+from biasbook.training import objectives
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -76,7 +79,7 @@ def test_random_orthogonal_is_orthogonal_and_seeded():
 
 def test_word_spans_split_scripts_as_documented():
     text = "미국에서 온 사람은 해적이다. Türkiye'den 3 kişi"
-    assert [text[s:e] for s, e in al.word_spans(text)] == [
+    assert [text[s:e] for s, e in an.word_spans(text)] == [
         "미국에서", "온", "사람은", "해적이다", ".", "Türkiye", "'", "den", "3", "kişi"]
 
 
@@ -87,19 +90,19 @@ EN = ["the house is small", "the house is big", "the book is small", "a book", "
 
 
 def test_fast_align_links_a_toy_corpus_correctly_even_when_reordered():
-    links = al.align_words([s.split() for s in DE * 3], [s.split() for s in EN * 3])
+    links = an.align_words([s.split() for s in DE * 3], [s.split() for s in EN * 3])
     assert links[0] == [(0, 0), (1, 1), (2, 2), (3, 3)]
     assert links[5] == [(0, 0), (1, 1), (2, 2), (3, 3)]  # klein-small ... buch-book
 
 
 def test_align_words_rejects_unequal_sides():
     with pytest.raises(ValueError, match="one target sentence per source"):
-        al.align_words([["a"]], [])
+        an.align_words([["a"]], [])
 
 
 def test_anchor_pairs_keep_one_to_one_word_links_with_their_spans():
     pairs = [(d + " .", e + " .") for d, e in zip(DE, EN, strict=True)] * 3
-    anchors = al.anchor_pairs(pairs, cache=False)
+    anchors = an.anchor_pairs(pairs, cache=False)
     # 3 copies x (4 + 4 + 4 + 2 + 2 + 4) words; the full stops are not words.
     assert len(anchors) == 3 * 20
     first = [(w, pairs[0][0][s:e]) for w, (s, e) in
@@ -107,10 +110,10 @@ def test_anchor_pairs_keep_one_to_one_word_links_with_their_spans():
     assert first == [("das", "das"), ("haus", "haus"), ("ist", "ist"), ("klein", "klein")]
     assert anchors.trg_span[3].tolist() == [13, 18]  # "small" in "the house is small ."
     assert anchors.top_pairs(1) == [("das", "the", 12)]
-    capped = al.anchor_pairs(pairs, max_per_pair=2, cache=False)
+    capped = an.anchor_pairs(pairs, max_per_pair=2, cache=False)
     assert max(c for _, _, c in capped.top_pairs(1)) == 2
-    assert len(al.anchor_pairs(pairs, max_anchors=7, cache=False)) == 7
-    few = al.anchor_pairs(pairs, sentences=2, cache=False)
+    assert len(an.anchor_pairs(pairs, max_anchors=7, cache=False)) == 7
+    few = an.anchor_pairs(pairs, sentences=2, cache=False)
     assert len(set(few.sentence.tolist())) == 2
     assert len(few) == sum(len(pairs[k][0].split()) - 1 for k in set(few.sentence.tolist()))
 
@@ -119,7 +122,7 @@ def test_anchor_pairs_drop_words_linked_to_two_words():
     # "haustür" always translates to two words, so its links are not one-to-one.
     pairs = [("die haustür", "the house door"), ("die tür", "the door"),
              ("das haus", "the house")] * 4
-    anchors = al.anchor_pairs(pairs, cache=False)
+    anchors = an.anchor_pairs(pairs, cache=False)
     assert "haustür" not in anchors.src_word
     assert ("tür", "door") in {(s, t) for s, t, _ in anchors.top_pairs(10)}
 
@@ -172,7 +175,7 @@ def test_alignment_matrix_maps_a_model_onto_itself_as_the_identity(bert):
     sentences = [f"the {n} {v} {a} ." for n in ("cat", "dog", "man", "woman")
                  for v in ("is", "was") for a in ("good", "bad", "kind", "lazy", "smart")]
     pairs = [(s, s) for s in sentences]  # 160 anchors in 40 contexts span all 16 dimensions
-    anchors = al.anchor_pairs(pairs, cache=False)
+    anchors = an.anchor_pairs(pairs, cache=False)
     W = al.alignment_matrix(bert, bert, pairs, anchors, cache=False)
     np.testing.assert_allclose(W, np.eye(16), atol=1e-5)
 
@@ -253,14 +256,15 @@ def test_insert_alignment_checks_the_width(bert):
 
 
 def test_mask_tokens_masks_every_non_special_token_at_probability_one():
-    inputs, labels = al.mask_tokens([2, 7, 8, 9, 3], np.random.default_rng(0), mask_id=4,
-                                    vocab_size=10, specials={2, 3}, probability=1.0)
-    assert labels == [al.IGNORE, 7, 8, 9, al.IGNORE]
+    inputs, labels = objectives.mask_tokens([2, 7, 8, 9, 3], np.random.default_rng(0),
+                                            mask_id=4, vocab_size=10, specials={2, 3},
+                                            probability=1.0)
+    assert labels == [objectives.IGNORE, 7, 8, 9, objectives.IGNORE]
     assert inputs[0] == 2 and inputs[-1] == 3
     rng = np.random.default_rng(1)
-    chosen = [al.mask_tokens(list(range(5, 105)), rng, mask_id=4, vocab_size=200,
-                             specials=set())[1] for _ in range(50)]
-    rate = np.mean([[label != al.IGNORE for label in row] for row in chosen])
+    chosen = [objectives.mask_tokens(list(range(5, 105)), rng, mask_id=4, vocab_size=200,
+                                     specials=set())[1] for _ in range(50)]
+    rate = np.mean([[label != objectives.IGNORE for label in row] for row in chosen])
     assert 0.12 < rate < 0.18
 
 
@@ -299,8 +303,8 @@ def test_head_finetuning_lowers_the_held_out_free_training_loss_of_a_causal_lm(g
                            progress=False)
 
     def loss(lm):
-        seqs = al.training_sequences(lm, TEXTS)
-        return sum(float(al._loss_sum(lm, lm.model, [(s, s)], 0)) for s in seqs)
+        seqs = objectives.training_sequences(lm, TEXTS)
+        return sum(float(objectives.summed_loss(lm, lm.model, [(s, s)])) for s in seqs)
 
     assert loss(end.lm) < loss(start.lm)
 
@@ -310,23 +314,25 @@ def test_head_finetuning_resumes_after_an_interruption_and_reuses_a_finished_run
     recipe = dict(W=al.random_orthogonal(16, seed=2), epochs=3, lr=1e-2, batch_size=8,
                   progress=False)
     fresh = al.finetune_head(gpt2, TEXTS, cache=False, **recipe)
-    real_epoch, calls = al._head_epoch, []
+    real_record, calls = objectives.TokenLoss.record, []
 
-    def crash_on_third(*args, **kwargs):
-        calls.append(1)
+    def crash_on_third(self, epoch, outputs):
+        calls.append(epoch)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real_epoch(*args, **kwargs)
+        return real_record(self, epoch, outputs)
 
-    monkeypatch.setattr(al, "_head_epoch", crash_on_third)
+    monkeypatch.setattr(objectives.TokenLoss, "record", crash_on_third)
     with pytest.raises(KeyboardInterrupt):
         al.finetune_head(gpt2, TEXTS, **recipe)
-    monkeypatch.setattr(al, "_head_epoch", real_epoch)
     resumed = al.finetune_head(gpt2, TEXTS, **recipe)  # runs the third epoch only
-    assert resumed.losses == pytest.approx(fresh.losses)
+    assert calls == [1, 2, 3, 3]
+    assert resumed.losses == fresh.losses
     assert resumed.lm.fingerprint == fresh.lm.fingerprint
-    monkeypatch.setattr(al, "_head_epoch", lambda *a, **k: pytest.fail("retrained"))
-    assert al.finetune_head(gpt2, TEXTS, **recipe).lm.fingerprint == fresh.lm.fingerprint
+    monkeypatch.setattr(al, "fit", lambda *a, **k: pytest.fail("retrained"))
+    again = al.finetune_head(gpt2, TEXTS, **recipe)
+    assert again.lm.fingerprint == fresh.lm.fingerprint and again.losses == fresh.losses
+    assert sorted(p.name for p in again.folder.iterdir()) == ["result"]  # no state left
 
 
 def test_derived_fingerprint_tracks_w_and_the_head(gpt2):

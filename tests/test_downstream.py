@@ -248,10 +248,17 @@ def test_continual_training_caches_resumes_and_leaves_the_base_alone(fresh_cache
     assert seen == resumed.fingerprints[2:]  # epochs 0-1 came from the cache
     assert resumed.fingerprints == full.fingerprints  # same weights as without interruption
 
+    assert resumed.losses[1:] == full.losses[1:]
+    rekeyed = []  # a new evaluation needs every epoch's weights: retrained from the base
+    continual.continual_training(gpt, examples, epochs=3, lr=0.5, batch_size=2,
+                                 evaluate=lambda m: rekeyed.append(m.fingerprint) or np.zeros(1),
+                                 eval_key="another", progress=False)
+    assert rekeyed == full.fingerprints
+
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run must not train again")
 
-    monkeypatch.setattr(continual, "sgd_epoch", no_training)
+    monkeypatch.setattr(continual, "fit", no_training)
     again, seen = _tiny_run(gpt, examples, 3)
     assert seen == [] and again.fingerprints == full.fingerprints
 
@@ -268,15 +275,20 @@ def test_mask_region_training_lowers_the_loss_on_a_masked_lm(fresh_cache):
     assert run.losses[4] < run.losses[1]
 
 
-def test_finetune_classifier_learns_a_separable_task_and_caches(tmp_path, fresh_cache):
+def _tiny_classifier(folder):
     from transformers import BertConfig, BertForSequenceClassification
 
     tok = tiny_tokenizer()
     torch.manual_seed(0)
     BertForSequenceClassification(BertConfig(
         vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64)).save_pretrained(tmp_path / "tiny")
-    tok.save_pretrained(tmp_path / "tiny")
+        intermediate_size=32, max_position_embeddings=64)).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+def test_finetune_classifier_learns_a_separable_task_and_caches(tmp_path, fresh_cache):
+    _tiny_classifier(tmp_path / "tiny")
     (train, y), (test, y_test) = separable_toy_set()
 
     def tune(epochs):
@@ -292,6 +304,35 @@ def test_finetune_classifier_learns_a_separable_task_and_caches(tmp_path, fresh_
     assert ((untrained >= 0.5) == y_test).mean() < 1.0
     np.testing.assert_allclose(tune(10).predict_proba(test), p, atol=1e-6)  # from the cache
     assert len(list((fresh_cache / "classifiers").iterdir())) == 2  # 0 and 10 epochs
+
+
+def test_finetune_classifier_resumes_an_interrupted_run_to_the_same_weights(tmp_path,
+                                                                            monkeypatch):
+    name = _tiny_classifier(tmp_path / "tiny")
+    (train, y), _ = separable_toy_set()
+
+    def tune():
+        return classifiers.finetune_classifier(name, train, y, epochs=3, lr=1e-2, batch_size=4,
+                                               device="cpu", progress=False).lm.model
+
+    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "uninterrupted"))
+    whole = tune()
+    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "interrupted"))
+    real, epochs = classifiers.shuffled, []
+
+    def crash_in_epoch_three(*args):
+        epochs.append(1)
+        if len(epochs) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(classifiers, "shuffled", crash_in_epoch_three)
+    with pytest.raises(KeyboardInterrupt):
+        tune()
+    resumed = tune()  # the third epoch only, from the second's checkpoint
+    assert len(epochs) == 4
+    for key, value in whole.state_dict().items():
+        assert torch.equal(value, resumed.state_dict()[key]), key
 
 
 # ------------------------------------------------------------- notebook 04's experiment

@@ -200,6 +200,39 @@ def test_input_only_training_leaves_the_untied_output_embedding_unregularised():
     assert out_after < 0.01 * out_before and in_after > 0.3 * in_before
 
 
+def test_an_interrupted_training_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):
+    from biasbook import store
+    from biasbook.training import lstm
+
+    vocab = Vocab.build(TEXT)
+    config = dataclasses.replace(TINY, dropout=0.3, epochs=4)  # dropout: random state matters
+    reg = BiasRegularizer.from_vocab(vocab, [("he", "she"), ("doctor", "nurse")], lam=0.5)
+
+    def run(folder):
+        model = LSTMLanguageModel(len(vocab), config)
+        history = train_lm(model, vocab.encode(TEXT), config, regularizer=reg,
+                           valid_ids=vocab.encode(TEXT[:60]),
+                           checkpoint=store.Checkpoint(tmp_path / folder), progress=False)
+        return model, history
+
+    whole, whole_history = run("whole")
+    real_record = lstm._TruncatedBPTT.record
+
+    def crash_in_epoch_three(self, epoch, losses):
+        if epoch == 3:
+            raise KeyboardInterrupt
+        return real_record(self, epoch, losses)
+
+    monkeypatch.setattr(lstm._TruncatedBPTT, "record", crash_in_epoch_three)
+    with pytest.raises(KeyboardInterrupt):
+        run("interrupted")
+    monkeypatch.setattr(lstm._TruncatedBPTT, "record", real_record)
+    resumed, history = run("interrupted")
+    assert history == whole_history and [h["epoch"] for h in history] == [1, 2, 3, 4]
+    for key, value in whole.state_dict().items():
+        assert torch.equal(value, resumed.state_dict()[key]), key
+
+
 def test_tying_and_debias_choices_are_checked():
     with pytest.raises(ValueError, match="tied=False"):
         LMConfig(debias="output")

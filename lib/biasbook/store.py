@@ -14,6 +14,10 @@ most a hidden staging file, cleaned up on failure) and the next run simply resum
 - :func:`write_text`, :func:`write_json`: the common cases of :func:`atomic_file`.
 - :func:`cached_json`, :func:`cached_arrays`: compute once, store under ``cache_dir()/<kind>/``,
   read back afterwards.
+- :func:`cache_path`: where a result lives; :func:`slug` is the one rule that turns a model's (or
+  run's) name into the readable part of a folder name.
+- :class:`Checkpoint`: the latest state of a resumable computation (a training run) and, once it
+  is finished, its result.
 
 >>> content_key({"b": 1, "a": [1, 2]}) == content_key({"a": [1, 2], "b": 1})
 True
@@ -31,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -116,10 +121,25 @@ def write_json(path: str | Path, value: Any) -> None:
     write_text(path, json.dumps(value, indent=1, default=str))
 
 
-def cache_path(kind: str, key: str, suffix: str = "") -> Path:
-    """Where the result ``key`` of computation ``kind`` lives: ``cache_dir()/<kind>/<key><suffix>``.
+def slug(name: str) -> str:
+    """``name`` (a model id, a local path, a run's label) as the readable part of a folder name:
+    every run of characters other than letters, digits and ``_ . + -`` becomes ``_``, and no
+    leading dot or underscore is kept (a hidden name would look like a staging folder).
+
+    >>> slug("google/mt5-small"), slug("/tmp/models/tiny"), slug("bert-base-uncased+head")
+    ('google_mt5-small', 'tmp_models_tiny', 'bert-base-uncased+head')
     """
-    return cache_dir() / kind / f"{key}{suffix}"
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", name).lstrip("._")
+
+
+def cache_path(kind: str, key: str, suffix: str = "", *, name: str | None = None) -> Path:
+    """Where the result ``key`` of computation ``kind`` lives: ``cache_dir()/<kind>/<key><suffix>``,
+    or ``cache_dir()/<kind>/<slug(name)>-<key><suffix>`` with a ``name`` for people to read.
+
+    >>> cache_path("finetune", "0123", name="openai/gpt2").relative_to(cache_dir()).as_posix()
+    'finetune/openai_gpt2-0123'
+    """
+    return cache_dir() / kind / (f"{slug(name)}-{key}{suffix}" if name else f"{key}{suffix}")
 
 
 def cached_json(kind: str, key: str, compute: Callable[[], Any], *, cache: bool = True) -> Any:
@@ -145,3 +165,64 @@ def cached_arrays(kind: str, key: str, compute: Callable[[], dict[str, np.ndarra
         with atomic_file(path) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
     return arrays
+
+
+class Checkpoint:
+    """The latest state of a resumable computation, kept in ``folder``, and its final result.
+
+    :meth:`save` replaces the state atomically: a crash while saving leaves the previous state
+    readable. :meth:`load` returns the last saved state (None before the first save).
+    :meth:`finish` yields a staging folder for the result; when the block succeeds the folder
+    becomes :attr:`result` and the state is deleted, so that a finished computation is a lookup
+    (:attr:`finished`). States are anything ``torch.save`` writes (tensors, arrays, dicts).
+
+    >>> import pathlib, tempfile
+    >>> run = Checkpoint(pathlib.Path(tempfile.mkdtemp()) / "run")
+    >>> run.load() is None
+    True
+    >>> run.save({"epoch": 1, "losses": [0.5]})
+    >>> run.load()
+    {'epoch': 1, 'losses': [0.5]}
+    >>> with run.finish() as out:
+    ...     write_json(out / "run.json", {"losses": [0.5]})
+    >>> run.finished, run.load(), json.loads((run.result / "run.json").read_text())
+    (True, None, {'losses': [0.5]})
+    """
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+
+    @property
+    def state_file(self) -> Path:
+        return self.folder / "state.pt"
+
+    @property
+    def result(self) -> Path:
+        return self.folder / "result"
+
+    @property
+    def finished(self) -> bool:
+        return self.result.is_dir()
+
+    def save(self, state: Any) -> None:
+        """Replace the saved state with ``state``, atomically."""
+        import torch
+
+        with atomic_file(self.state_file) as tmp:
+            torch.save(state, tmp)
+
+    def load(self) -> Any:
+        """The last saved state (tensors on the CPU), or None."""
+        import torch
+
+        if not self.state_file.exists():
+            return None
+        # Our own cache: optimiser and schedule states are more than weights_only reads.
+        return torch.load(self.state_file, map_location="cpu", weights_only=False)
+
+    @contextmanager
+    def finish(self) -> Iterator[Path]:
+        """Yield a staging folder for the result; on success it becomes :attr:`result`."""
+        with atomic_dir(self.result) as staging:
+            yield staging
+        self.state_file.unlink(missing_ok=True)

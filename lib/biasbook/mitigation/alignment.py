@@ -2,11 +2,8 @@
 
 The recipe of Wang et al. (2019) and Conneau et al. (2020), as Ahn & Oh use it:
 
-1. **Anchors** (:func:`anchor_pairs`): word pairs that a statistical word aligner links in a
-   parallel corpus. FastAlign (Dyer et al. 2013) runs in both directions and the two alignments
-   are symmetrised with grow-diag-final-and, through ``sil-thot`` (LGPL; the paper runs the
-   ``fast_align`` program). Only one-to-one links between words with a letter in them are kept;
-   every occurrence is an anchor, in its own sentence.
+1. **Anchors** (:func:`~biasbook.mitigation.anchors.anchor_pairs`, re-exported here): word
+   pairs that a statistical word aligner (FastAlign, symmetrised) links in a parallel corpus.
 2. **Representations** (:func:`word_vectors`): an anchor word's contextual vector is the mean of
    its sub-tokens' hidden states at one layer (default: the last, which the output head reads).
 3. **Orthogonal Procrustes** (:func:`procrustes`): with the source vectors as the columns of
@@ -45,181 +42,25 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors.torch import load_file, save_file
 
 from biasbook import store, validate
+from biasbook.mitigation.anchors import Anchors
+from biasbook.mitigation.anchors import anchor_pairs as anchor_pairs  # step 1, for the chapters
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
 from biasbook.scoring.sentences import context_length
+from biasbook.training.fit import fit
+from biasbook.training.objectives import TokenLoss, training_sequences
 
-#: Bump when anchors, vectors or the head-training recipe change, so that caches are not reused.
+#: Bump when vectors or the head-training recipe change, so that caches are not reused.
 ALIGNMENT_VERSION = 1
-IGNORE = -100  # the label PyTorch's cross-entropy skips
-HEURISTICS = ("grow-diag-final-and", "grow-diag-final", "grow-diag", "intersection", "union")
-
-# Kana and CJK ideographs are one word each (no segmenter offline); other scripts split at spaces
-# and punctuation, so a Korean word keeps its particles (eojeol).
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
-
-
-# ------------------------------------------------------------------------------------ words
-
-
-def word_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the words of ``text``: runs of letters/digits, single punctuation marks
-    and single CJK characters.
-
-    >>> text = "Leute aus China, 来自中国."
-    >>> [text[s:e] for s, e in word_spans(text)]
-    ['Leute', 'aus', 'China', ',', '来', '自', '中', '国', '.']
-    """
-    return [m.span() for m in _WORD.finditer(text)]
-
-
-def _is_word(token: str) -> bool:
-    return any(ch.isalpha() for ch in token)
-
-
-# ---------------------------------------------------------------------------------- aligner
-
-
-def align_words(src: Sequence[Sequence[str]], trg: Sequence[Sequence[str]], *,
-                iterations: int = 5, heuristic: str = "grow-diag-final-and"
-                ) -> list[list[tuple[int, int]]]:
-    """Symmetrised FastAlign links ``(i, j)`` (source word i, target word j) for each sentence
-    pair, trained on all the pairs given (sil-thot).
-
-    >>> de = [s.split() for s in ["das haus", "das buch", "ein buch", "ein haus"] * 3]
-    >>> en = [s.split() for s in ["the house", "the book", "a book", "a house"] * 3]
-    >>> align_words(de, en)[:2]
-    [[(0, 0), (1, 1)], [(0, 0), (1, 1)]]
-    """
-    import thot.alignment as ta
-
-    validate.choice("heuristic", heuristic, HEURISTICS)
-    if len(src) != len(trg):
-        raise ValueError(f"{len(src)} source and {len(trg)} target sentences: a parallel corpus "
-                         "needs one target sentence per source sentence")
-    if not src:
-        raise ValueError("the parallel corpus is empty")
-
-    def train(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]):
-        model = ta.FastAlignModel()
-        for s, t in zip(a, b, strict=True):
-            model.add_sentence_pair(list(s), list(t))
-        model.start_training()
-        for _ in range(iterations):
-            model.train()
-        model.end_training()
-        return model
-
-    symmetrised = ta.SymmetrizedAlignmentModel(train(src, trg), train(trg, src))
-    symmetrised.heuristic = getattr(ta.SymmetrizationHeuristic,
-                                    heuristic.upper().replace("-", "_"))
-    links = []
-    for s, t in zip(src, trg, strict=True):
-        if not s or not t:
-            links.append([])
-            continue
-        matrix = symmetrised.get_best_alignment(list(s), list(t))[1].to_numpy()
-        links.append([(int(i), int(j)) for i, j in zip(*np.nonzero(matrix), strict=True)])
-    return links
-
-
-@dataclass(frozen=True)
-class Anchors:
-    """Anchor word pairs: each links a word of sentence ``sentence[k]`` of the source side to a
-    word of the same pair's target side, by character spans."""
-
-    sentence: np.ndarray              # (n,) index of the sentence pair
-    src_span: np.ndarray              # (n, 2) character span in the source sentence
-    trg_span: np.ndarray              # (n, 2) character span in the target sentence
-    src_word: list[str] = field(default_factory=list)
-    trg_word: list[str] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.sentence)
-
-    def top_pairs(self, n: int = 10) -> list[tuple[str, str, int]]:
-        """The ``n`` most frequent (source word, target word) pairs with their counts."""
-        counts = Counter(zip(self.src_word, self.trg_word, strict=True))
-        return [(s, t, c) for (s, t), c in counts.most_common(n)]
-
-
-def anchor_pairs(pairs: Sequence[tuple[str, str]], *, sentences: int | None = None,
-                 max_anchors: int | None = None, max_per_pair: int | None = None,
-                 iterations: int = 5,
-                 heuristic: str = "grow-diag-final-and", seed: int = 0,
-                 cache: bool = True) -> Anchors:
-    """Anchors from a parallel corpus of ``(source sentence, target sentence)`` pairs.
-
-    Words are :func:`word_spans`, lower-cased for the aligner. Kept: one-to-one links between
-    words that contain a letter. The aligner learns from every pair, but anchors come from at
-    most ``sentences`` of them (each sentence costs a forward pass later); ``max_per_pair`` caps
-    the occurrences of one (source word, target word) pair (frequent function words would
-    otherwise dominate ``W``), ``max_anchors`` the total. Subsets are random (``seed``). Cached by
-    content.
-
-    >>> pairs = [("das haus ist klein", "the house is small"),
-    ...          ("das buch ist gross", "the book is big")] * 4
-    >>> a = anchor_pairs(pairs, cache=False)
-    >>> len(a), a.top_pairs(2)
-    (32, [('das', 'the', 8), ('ist', 'is', 8)])
-    """
-    pairs = [(str(s), str(t)) for s, t in pairs]
-    options = dict(sentences=sentences, max_anchors=max_anchors, max_per_pair=max_per_pair,
-                   iterations=iterations, heuristic=heuristic, seed=seed)
-
-    def compute() -> dict:
-        spans = [(word_spans(s), word_spans(t)) for s, t in pairs]
-        src = [[s[a:b].lower() for a, b in sp] for (s, _), (sp, _) in zip(pairs, spans,
-                                                                            strict=True)]
-        trg = [[t[a:b].lower() for a, b in tp] for (_, t), (_, tp) in zip(pairs, spans,
-                                                                            strict=True)]
-        found = []
-        for k, links in enumerate(align_words(src, trg, iterations=iterations,
-                                              heuristic=heuristic)):
-            n_src, n_trg = Counter(i for i, _ in links), Counter(j for _, j in links)
-            found += [(k, i, j) for i, j in links if n_src[i] == 1 and n_trg[j] == 1
-                      and _is_word(src[k][i]) and _is_word(trg[k][j])]
-        rng = np.random.default_rng(seed)
-        if sentences is not None:
-            linked = sorted({k for k, _, _ in found})
-            chosen = set(rng.permutation(linked)[:sentences].tolist())
-            found = [f for f in found if f[0] in chosen]
-        order = rng.permutation(len(found))
-        per_pair: Counter = Counter()
-        kept = []
-        for idx in order:
-            k, i, j = found[idx]
-            key = (src[k][i], trg[k][j])
-            if max_per_pair is not None and per_pair[key] >= max_per_pair:
-                continue
-            per_pair[key] += 1
-            kept.append((k, i, j))
-            if max_anchors is not None and len(kept) == max_anchors:
-                break
-        kept.sort()
-        return {"sentence": [k for k, _, _ in kept],
-                "src_span": [list(spans[k][0][i]) for k, i, _ in kept],
-                "trg_span": [list(spans[k][1][j]) for k, _, j in kept],
-                "src_word": [src[k][i] for k, i, _ in kept],
-                "trg_word": [trg[k][j] for k, _, j in kept]}
-
-    key = store.content_key("anchors", ALIGNMENT_VERSION, pairs, options)
-    raw = store.cached_json("alignment-anchors", key, compute, cache=cache)
-    return Anchors(sentence=np.asarray(raw["sentence"], dtype=int),
-                   src_span=np.asarray(raw["src_span"], dtype=int).reshape(-1, 2),
-                   trg_span=np.asarray(raw["trg_span"], dtype=int).reshape(-1, 2),
-                   src_word=raw["src_word"], trg_word=raw["trg_word"])
 
 
 # --------------------------------------------------------------------------- representations
@@ -452,42 +293,6 @@ class HeadRun:
     folder: Path | None = None         # the cache folder (None without cache)
 
 
-def training_sequences(lm: LanguageModel, texts: Sequence[str], max_length: int = 128
-                       ) -> list[list[int]]:
-    """Token ids of each text as the model reads it (framing included), cut to ``max_length``."""
-    texts = validate.word_list("texts", texts)
-    prefix = list(lm.prefix_ids)
-    return [(prefix + lm.encode(t))[:max_length] for t in texts if t.strip()]
-
-
-def mask_tokens(ids: Sequence[int], rng: np.random.Generator, *, mask_id: int, vocab_size: int,
-                specials: set[int], probability: float = 0.15) -> tuple[list[int], list[int]]:
-    """BERT's masking (Devlin et al. 2019): each non-special token is chosen with
-    ``probability`` (at least one per sequence); a chosen token becomes the mask token (80%),
-    a random token (10%) or stays (10%), and only chosen tokens have labels.
-
-    >>> inputs, labels = mask_tokens([2, 7, 8, 9, 3], np.random.default_rng(0), mask_id=4,
-    ...                              vocab_size=10, specials={2, 3}, probability=0.0)
-    >>> sum(label != IGNORE for label in labels)
-    1
-    """
-    candidates = [i for i, t in enumerate(ids) if t not in specials]
-    if not candidates:
-        raise ValueError("a sequence with only special tokens cannot be masked")
-    chosen = [i for i in candidates if rng.random() < probability]
-    if not chosen:
-        chosen = [candidates[int(rng.integers(len(candidates)))]]
-    inputs, labels = list(ids), [IGNORE] * len(ids)
-    for i in chosen:
-        labels[i] = ids[i]
-        r = rng.random()
-        if r < 0.8:
-            inputs[i] = mask_id
-        elif r < 0.9:
-            inputs[i] = int(rng.integers(vocab_size))
-    return inputs, labels
-
-
 def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | None = None,
                   name: str | None = None, epochs: int = 2, lr: float = 1e-4,
                   batch_size: int = 16, micro_batch: int = 4, max_length: int = 128,
@@ -499,16 +304,13 @@ def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | No
 
     Adam (eps 1e-8) at ``lr`` with ``warmup_steps`` of linear warm-up then linear decay to 0,
     ``batch_size`` sequences per step (computed ``micro_batch`` at a time), gradient norm clipped
-    at ``max_grad_norm``; the paper: lr 1e-4, batch 16, length 128, warm-up 1000, 2 epochs. With
-    ``cache`` the run lives under ``cache_dir()/head-finetune/`` keyed by the base model's
-    fingerprint, ``W``, the token ids and the recipe; the head, the optimiser and the schedule are
-    saved after every epoch, so an interrupted run resumes where it stopped, and a finished run is
-    a lookup.
+    at ``max_grad_norm``; the paper: lr 1e-4, batch 16, length 128, warm-up 1000, 2 epochs. The
+    loop is :func:`biasbook.training.fit.fit` over a
+    :class:`~biasbook.training.objectives.TokenLoss`. With ``cache`` the run lives under
+    ``cache_dir()/head-finetune/`` keyed by the base model's fingerprint, ``W``, the token ids and
+    the recipe: a :class:`~biasbook.store.Checkpoint` after every epoch, so an interrupted run
+    resumes where it stopped, and a finished run is a lookup.
     """
-    from safetensors.torch import load_file, save_file
-    from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
-
     validate.choice("kind", lm.kind, ("masked", "causal"))
     sequences = training_sequences(lm, texts, max_length)
     if not sequences:
@@ -518,118 +320,54 @@ def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | No
     key = store.content_key("head", ALIGNMENT_VERSION, lm.fingerprint,
                             None if W is None else np.asarray(W, np.float32), sequences, recipe)
     label = name or f"{lm.name}+head"
-    folder = store.cache_path("head-finetune", f"{re.sub(r'[^A-Za-z0-9_.+-]+', '_', label)}-{key}")
+    checkpoint = (store.Checkpoint(store.cache_path("head-finetune", key, name=label))
+                  if cache else None)
     model = copy.deepcopy(lm.model)
     trainable = insert_alignment(model, lm.kind, W)
-    params = dict(model.named_parameters())
-    if cache and (folder / "head.safetensors").exists():
-        _load_head(model, load_file(str(folder / "head.safetensors")), trainable)
-        losses = json.loads((folder / "run.json").read_text())["losses"]
-        return HeadRun(_wrap(lm, model, label, trainable), losses, trainable, folder)
-
-    optimiser = torch.optim.Adam([params[n] for n in trainable], lr=lr, eps=1e-8)
-    steps_per_epoch = -(-len(sequences) // batch_size)
-    schedule = get_linear_schedule_with_warmup(optimiser, warmup_steps, steps_per_epoch * epochs)
-    losses: list[float] = []
-    if cache and (folder / "state.pt").exists():  # resume after the last finished epoch
-        state = torch.load(folder / "state.pt", weights_only=False)
-        _load_head(model, state["head"], trainable)
-        optimiser.load_state_dict(state["optimiser"])
-        schedule.load_state_dict(state["schedule"])
-        losses = state["losses"]
-    pad_id = lm.tokenizer.pad_token_id or 0
-    with cpu_threads():
-        for epoch in tqdm(range(len(losses), epochs), desc=f"{label} epochs",
-                          disable=not progress):
-            losses.append(_head_epoch(lm, model, sequences, optimiser, schedule,
-                                      seed=seed + epoch, batch_size=batch_size,
-                                      micro_batch=micro_batch, max_grad_norm=max_grad_norm,
-                                      mlm_probability=mlm_probability, pad_id=pad_id,
-                                      trainable=[params[n] for n in trainable],
-                                      progress=progress))
-            if cache:
-                head = {n: params[n].detach().cpu().contiguous() for n in trainable}
-                with store.atomic_file(folder / "state.pt") as tmp:
-                    torch.save({"head": head, "optimiser": optimiser.state_dict(),
-                                "schedule": schedule.state_dict(), "losses": losses}, tmp)
-    model.eval()
-    if cache:  # head.safetensors last: it marks a finished run
-        store.write_json(folder / "run.json", {"losses": losses, "recipe": recipe,
-                                               "base": lm.fingerprint, "trainable": trainable})
-        with store.atomic_file(folder / "head.safetensors") as tmp:
-            save_file({n: params[n].detach().cpu().contiguous() for n in trainable}, str(tmp))
-        (folder / "state.pt").unlink(missing_ok=True)
+    if checkpoint is not None and checkpoint.finished:
+        losses = _load_head(model, checkpoint.result, trainable)
+    else:
+        objective = TokenLoss(lm, model, sequences, batch_size=batch_size,
+                              micro_batch=micro_batch, mlm_probability=mlm_probability,
+                              seed=seed)
+        losses = _train_head(objective, epochs=epochs, lr=lr, warmup_steps=warmup_steps,
+                             max_grad_norm=max_grad_norm, checkpoint=checkpoint,
+                             progress=progress, desc=f"{label} epochs")
+        if checkpoint is not None:
+            with checkpoint.finish() as out:
+                store.write_json(out / "run.json", {"losses": losses, "recipe": recipe,
+                                                    "base": lm.fingerprint,
+                                                    "trainable": trainable})
+                save_file({n: p.detach().cpu().contiguous()
+                           for n, p in model.named_parameters() if n in trainable},
+                          str(out / "head.safetensors"))
     return HeadRun(_wrap(lm, model, label, trainable), losses, trainable,
-                   folder if cache else None)
+                   checkpoint.folder if checkpoint is not None else None)
 
 
-def _head_epoch(lm: LanguageModel, model: torch.nn.Module, sequences: list[list[int]],
-                optimiser, schedule, *, seed: int, batch_size: int, micro_batch: int,
-                max_grad_norm: float | None, mlm_probability: float, pad_id: int,
-                trainable: list[torch.nn.Parameter], progress: bool) -> float:
-    """One epoch in random order (``seed``); the mean loss per scored token."""
-    from tqdm.auto import tqdm
+def _train_head(objective: TokenLoss, *, epochs: int, lr: float, warmup_steps: int,
+                max_grad_norm: float | None, checkpoint: store.Checkpoint | None,
+                progress: bool, desc: str) -> list[float]:
+    from transformers import get_linear_schedule_with_warmup
 
-    torch.manual_seed(seed)  # dropout
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(sequences)).tolist()
-    model.train()
-    total, count = 0.0, 0
-    for start in tqdm(range(0, len(order), batch_size), desc="steps", leave=False,
-                      disable=not progress):
-        batch = [_example(lm, sequences[i], rng, mlm_probability) for i in
-                 order[start:start + batch_size]]
-        scored = sum(_n_scored(lm, labels) for _, labels in batch)
-        for m in range(0, len(batch), micro_batch):
-            part = batch[m:m + micro_batch]
-            loss = _loss_sum(lm, model, part, pad_id) / scored
-            loss.backward()
-            total += float(loss.detach()) * scored
-        count += scored
-        if max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(trainable, max_grad_norm)
-        optimiser.step()
-        schedule.step()
-        optimiser.zero_grad(set_to_none=True)
-    model.eval()
-    return total / count
+    head = [p for p in objective.model.parameters() if p.requires_grad]
+    optimiser = torch.optim.Adam(head, lr=lr, eps=1e-8)
+    steps = epochs * -(-len(objective.sequences) // objective.batch_size)
+    schedule = get_linear_schedule_with_warmup(optimiser, warmup_steps, steps)
+    with cpu_threads():
+        return fit(objective.model, objective.step, objective.batches, epochs=epochs,
+                   optimiser=optimiser, schedule=schedule, max_grad_norm=max_grad_norm,
+                   end_epoch=objective.record, checkpoint=checkpoint, progress=progress,
+                   desc=desc)
 
 
-def _example(lm: LanguageModel, ids: list[int], rng: np.random.Generator,
-             probability: float) -> tuple[list[int], list[int]]:
-    if lm.kind == "causal":
-        return ids, list(ids)
-    tok = lm.tokenizer
-    return mask_tokens(ids, rng, mask_id=tok.mask_token_id, vocab_size=len(tok),
-                       specials=set(tok.all_special_ids), probability=probability)
-
-
-def _n_scored(lm: LanguageModel, labels: list[int]) -> int:
-    scored = labels[1:] if lm.kind == "causal" else labels  # a causal LM never predicts token 0
-    return sum(label != IGNORE for label in scored)
-
-
-def _loss_sum(lm: LanguageModel, model: torch.nn.Module, part, pad_id: int) -> torch.Tensor:
-    lengths = [len(ids) for ids, _ in part]
-    ids = pad([x for x, _ in part], pad_id, lm.device)
-    labels = pad([y for _, y in part], IGNORE, lm.device)
-    logits = model(input_ids=ids, attention_mask=lengths_mask(lengths, ids.shape[1],
-                                                              lm.device)).logits
-    if lm.kind == "causal":
-        logits, labels = logits[:, :-1], labels[:, 1:]
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
-                                             labels.reshape(-1), ignore_index=IGNORE,
-                                             reduction="sum")
-
-
-def _load_head(model: torch.nn.Module, tensors: dict[str, torch.Tensor],
-               trainable: list[str]) -> None:
+def _load_head(model: torch.nn.Module, folder: Path, trainable: list[str]) -> list[float]:
+    """Load a finished run's head into ``model``; its losses."""
+    tensors = load_file(str(folder / "head.safetensors"))
     if sorted(tensors) != sorted(trainable):
         raise ValueError(f"saved head has parameters {sorted(tensors)}, expected {trainable}")
-    params = dict(model.named_parameters())
-    with torch.no_grad():
-        for n, value in tensors.items():
-            params[n].copy_(value.to(params[n].device))
+    model.load_state_dict(tensors, strict=False)
+    return json.loads((folder / "run.json").read_text())["losses"]
 
 
 def _wrap(lm: LanguageModel, model: torch.nn.Module, label: str,

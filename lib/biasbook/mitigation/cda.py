@@ -153,7 +153,7 @@ def training_examples(lm, texts: Sequence[str], *, max_length: int = 128,
                       ) -> list[tuple[list[int], list[int]]]:
     """``(input_ids, labels)`` pairs for :func:`biasbook.training.continual.continual_training`:
     next-token labels for a causal LM, one fixed BERT masking (``seed``) for a masked LM."""
-    from biasbook.mitigation.alignment import mask_tokens, training_sequences
+    from biasbook.training.objectives import mask_tokens, training_sequences
 
     sequences = training_sequences(lm, texts, max_length)
     if lm.kind == "causal":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -16,12 +17,23 @@ import torch
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import gather_logprobs, lengths_mask, pad, token_batches
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 Results = Iterator[tuple[list[int], list[np.ndarray]]]
 
 
-def pad_id(lm: LanguageModel) -> int:
-    # RoBERTa derives position ids from the pad id, so pad with the model's own.
-    return lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+def pad_id(lm: LanguageModel | PreTrainedTokenizerBase) -> int:
+    """The id that pads a batch for ``lm`` (a :class:`LanguageModel` or a tokenizer): the
+    tokenizer's pad token, else 0. RoBERTa derives position ids from the pad id, so a batch is
+    padded with the model's own; any id does elsewhere, as padding is masked.
+
+    >>> from biasbook.testing import tiny_tokenizer
+    >>> pad_id(tiny_tokenizer())
+    0
+    """
+    tokenizer = lm.tokenizer if isinstance(lm, LanguageModel) else lm
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
 
 def aul_logprobs(lm: LanguageModel, seqs: Sequence[Sequence[int]], batch_tokens: int,

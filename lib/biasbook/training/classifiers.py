@@ -21,9 +21,10 @@ import torch
 
 from biasbook import store
 from biasbook.models import LanguageModel
-from biasbook.paths import cache_dir
-from biasbook.scoring.batching import pad, token_batches
+from biasbook.scoring.batching import lengths_mask, pad, token_batches
 from biasbook.scoring.cache import cached_run
+from biasbook.scoring.masked import pad_id
+from biasbook.training.fit import fit, shuffled
 
 TRAINING_VERSION = 1
 
@@ -49,12 +50,10 @@ class FineTunedClassifier:
     def _engine(self, todo: list[str], budget: int):
         tok = self.lm.tokenizer
         seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
-        pad_id = tok.pad_token_id or 0
         for batch in token_batches([len(s) for s in seqs], budget):
-            ids = pad([seqs[i] for i in batch], pad_id, self.lm.device)
-            lengths = torch.tensor([len(seqs[i]) for i in batch])
-            mask = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).long()
-            logits = self.lm.model(input_ids=ids, attention_mask=mask.to(ids.device)).logits
+            ids = pad([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
+            mask = lengths_mask([len(seqs[i]) for i in batch], ids.shape[1], ids.device)
+            logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
             proba = torch.softmax(logits.float(), dim=-1)[:, 1].cpu().numpy()
             yield batch, [np.array([p], dtype=np.float32) for p in proba]
 
@@ -65,56 +64,63 @@ def finetune_classifier(name: str, texts: Sequence[str], labels: Sequence[int], 
                         progress: bool = True) -> FineTunedClassifier:
     """Fine-tune ``name`` (a Hugging Face id or folder) as a binary sequence classifier with
     AdamW and a linear decay, or load the weights of an identical earlier run from
-    ``cache_dir()/classifiers/``. Meant for the ``paper`` profile (a GPU): on two CPU cores the
-    book uses a frozen encoder with a linear head instead (:class:`EmbeddingClassifier`)."""
-    from tqdm.auto import tqdm
+    ``cache_dir()/classifiers/``; an interrupted run resumes after its last epoch (a
+    :class:`~biasbook.store.Checkpoint`). Meant for the ``paper`` profile (a GPU): on two CPU
+    cores the book uses a frozen encoder with a linear head instead (:class:`EmbeddingClassifier`).
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    texts, labels = list(texts), [int(y) for y in labels]
+    recipe = [name, epochs, lr, batch_size, max_length, seed, TRAINING_VERSION]
+    digest = store.content_key(recipe, texts, labels, length=64)
+    checkpoint = store.Checkpoint(store.cache_path("classifiers", digest[:16], name=name))
+    if not checkpoint.finished:
+        _finetune(name, texts, labels, checkpoint, epochs=epochs, lr=lr, batch_size=batch_size,
+                  max_length=max_length, seed=seed, device=device, progress=progress)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint.result)
+    model = AutoModelForSequenceClassification.from_pretrained(checkpoint.result)
+    lm = LanguageModel(name=f"{Path(name).name}-classifier", model=model.to(device).eval(),
+                       tokenizer=tokenizer, kind="encoder", fingerprint=digest)
+    return FineTunedClassifier(lm, max_length=max_length)
+
+
+def _finetune(name: str, texts: list[str], labels: list[int], checkpoint: store.Checkpoint, *,
+              epochs: int, lr: float, batch_size: int, max_length: int, seed: int, device: str,
+              progress: bool) -> None:
+    """Train the classifier with :func:`~biasbook.training.fit.fit`; its result is the model's
+    and the tokenizer's folder."""
     from transformers import (
         AutoModelForSequenceClassification,
         AutoTokenizer,
         get_linear_schedule_with_warmup,
     )
 
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    texts, labels = list(texts), [int(y) for y in labels]
-    recipe = [name, epochs, lr, batch_size, max_length, seed, TRAINING_VERSION]
-    digest = store.content_key(recipe, texts, labels, length=64)
-    folder = cache_dir() / "classifiers" / f"{Path(name).name}-{digest[:16]}"
-    if not (folder / "config.json").exists():
-        torch.manual_seed(seed)
-        tokenizer = AutoTokenizer.from_pretrained(name)
-        model = AutoModelForSequenceClassification.from_pretrained(name, num_labels=2)
-        model.to(device).train()
-        encoded = [tokenizer(t, truncation=True, max_length=max_length)["input_ids"]
-                   for t in texts]
-        optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
-        steps = epochs * -(-len(texts) // batch_size)
-        schedule = get_linear_schedule_with_warmup(optimiser, steps // 10, steps)
-        pad_id = tokenizer.pad_token_id or 0
-        rng = np.random.default_rng(seed)
-        with tqdm(total=steps, desc=f"fine-tuning {name}", disable=not progress) as bar:
-            for _ in range(epochs):
-                order = rng.permutation(len(texts)).tolist()
-                for start in range(0, len(order), batch_size):
-                    batch = order[start:start + batch_size]
-                    ids = pad([encoded[i] for i in batch], pad_id, device)
-                    lengths = torch.tensor([len(encoded[i]) for i in batch])
-                    mask = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).long()
-                    target = torch.tensor([labels[i] for i in batch], device=device)
-                    loss = model(input_ids=ids, attention_mask=mask.to(device),
-                                 labels=target).loss
-                    loss.backward()
-                    optimiser.step()
-                    schedule.step()
-                    optimiser.zero_grad(set_to_none=True)
-                    bar.update(1)
-        with store.atomic_dir(folder) as staging:
-            model.save_pretrained(staging)
-            tokenizer.save_pretrained(staging)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForSequenceClassification.from_pretrained(folder).to(device).eval()
-    lm = LanguageModel(name=f"{Path(name).name}-classifier", model=model, tokenizer=tokenizer,
-                       kind="encoder", fingerprint=digest)
-    return FineTunedClassifier(lm, max_length=max_length)
+    torch.manual_seed(seed)  # the new head's initialisation, then dropout
+    tokenizer = AutoTokenizer.from_pretrained(name)
+    model = AutoModelForSequenceClassification.from_pretrained(name, num_labels=2)
+    model.to(device).train()
+    encoded = [tokenizer(t, truncation=True, max_length=max_length)["input_ids"] for t in texts]
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
+    steps = epochs * -(-len(texts) // batch_size)
+    schedule = get_linear_schedule_with_warmup(optimiser, steps // 10, steps)
+    pad_token = pad_id(tokenizer)
+
+    def step(batch: list[int]) -> float:
+        ids = pad([encoded[i] for i in batch], pad_token, device)
+        mask = lengths_mask([len(encoded[i]) for i in batch], ids.shape[1], device)
+        target = torch.tensor([labels[i] for i in batch], device=device)
+        loss = model(input_ids=ids, attention_mask=mask, labels=target).loss
+        loss.backward()
+        return float(loss.detach())
+
+    rng = np.random.default_rng(seed)  # one stream of orders over all epochs
+    fit(model, step, lambda epoch: shuffled(len(texts), batch_size, rng), epochs=epochs,
+        optimiser=optimiser, schedule=schedule, checkpoint=checkpoint, rngs=[rng],
+        progress=progress, desc=f"fine-tuning {name}")
+    with checkpoint.finish() as out:
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
 
 
 #: Bump when the embedding definition changes, so that cached embeddings are not reused.
@@ -150,12 +156,10 @@ class SentenceEncoder:
     def _engine(self, todo: list[str], budget: int) -> Iterator[tuple[list[int], list]]:
         tok = self.lm.tokenizer
         seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
-        pad_id = tok.pad_token_id or 0
         for batch in token_batches([len(s) for s in seqs], budget):
-            ids = pad([seqs[i] for i in batch], pad_id, self.lm.device)
-            mask = (torch.arange(ids.shape[1])[None, :]
-                    < torch.tensor([len(seqs[i]) for i in batch])[:, None]).to(ids.device)
-            hidden = self.lm.model(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+            ids = pad([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
+            mask = lengths_mask([len(seqs[i]) for i in batch], ids.shape[1], ids.device)
+            hidden = self.lm.model(input_ids=ids, attention_mask=mask).last_hidden_state
             weights = mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
             if self.normalize:

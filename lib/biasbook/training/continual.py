@@ -1,15 +1,16 @@
 """Continual training of a pre-trained language model on a small corpus, resumable.
 
 **Continual training** (:func:`continual_training`) runs plain SGD with a constant learning rate
-(the paper: 5e-5 for 20 epochs), shuffling with ``seed + epoch`` and clipping the gradient norm
-at 1 by default (the paper does not say; it is the Hugging Face ``Trainer``'s default, and a
-causal LM's gradient spikes, norms up to ~200 on this corpus, otherwise derail plain SGD).
-Plain SGD has no optimiser state, so the weights after epoch ``k`` and the seed fully determine
-the rest of the run: the latest weights are saved (atomically) after every epoch and an
-interrupted run resumes exactly. The caller's ``evaluate(lm)`` runs on the base model (epoch 0)
-and after every epoch; its results are cached too, so a finished run is a lookup. The base model
-passed in is never modified: the training runs on a copy, and nothing is written next to the
-cached base weights.
+(the paper: 5e-5 for 20 epochs), epoch k shuffling with ``seed + k`` and clipping the gradient
+norm at 1 by default (the paper does not say; it is the Hugging Face ``Trainer``'s default, and a
+causal LM's gradient spikes, norms up to ~200 on this corpus, otherwise derail plain SGD). The
+loop is :func:`biasbook.training.fit.fit`. The caller's ``evaluate(lm)`` runs on the base model
+(epoch 0) and after every epoch. Each epoch's record (mean loss, fingerprint) and evaluation are
+kept, and the weights after the latest epoch are a :class:`~biasbook.store.Checkpoint`: plain
+SGD has no optimiser state, so those weights and the seed determine the rest of the run, an
+interrupted run resumes exactly, and a finished run is a lookup. The base model passed in is
+never modified: the training runs on a copy, and nothing is written next to the cached base
+weights.
 
 The examples are ``(input_ids, labels)`` pairs, labels ``IGNORE`` where no loss is taken (see
 :func:`biasbook.chapters.herb.toxic.training_examples` for four ways of building them).
@@ -29,44 +30,14 @@ import torch
 
 from biasbook import store
 from biasbook.models import LanguageModel, fingerprint
-from biasbook.paths import cache_dir
-from biasbook.scoring.batching import cpu_threads, pad
+from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
+from biasbook.scoring.masked import pad_id
+from biasbook.training.fit import fit, mean_loss, saved_epoch, seeded, shuffled
+from biasbook.training.objectives import IGNORE
 
 #: Bump when the training recipe changes, so that cached runs are not reused.
 TRAINING_VERSION = 1
-IGNORE = -100  # the label that PyTorch's cross-entropy skips
-
-
-def sgd_epoch(model: torch.nn.Module, examples: Sequence[tuple[list[int], list[int]]], *,
-              lr: float, batch_size: int, seed: int, pad_id: int = 0,
-              max_grad_norm: float | None = 1.0, progress: bool = False) -> float:
-    """One epoch of plain SGD (constant ``lr``) in random order (``seed``); returns the mean
-    training loss over batches. The gradient's global norm is clipped at ``max_grad_norm``
-    (None: no clipping), as the Hugging Face ``Trainer`` does by default. The model is left in
-    eval mode."""
-    from tqdm.auto import tqdm
-
-    torch.manual_seed(seed)  # dropout
-    order = np.random.default_rng(seed).permutation(len(examples)).tolist()
-    optimiser = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
-    device = next(model.parameters()).device
-    model.train()
-    losses = []
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    for batch in tqdm(batches, desc="batches", leave=False, disable=not progress):
-        ids = pad([examples[i][0] for i in batch], pad_id, device)
-        labels = pad([examples[i][1] for i in batch], IGNORE, device)
-        lengths = torch.tensor([len(examples[i][0]) for i in batch])
-        mask = (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).long().to(device)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        loss.backward()
-        if max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-        optimiser.step()
-        optimiser.zero_grad(set_to_none=True)
-        losses.append(float(loss.detach()))
-    model.eval()
-    return float(np.mean(losses)) if losses else float("nan")
+Examples = Sequence[tuple[list[int], list[int]]]
 
 
 @dataclass
@@ -89,7 +60,7 @@ def run_key(lm: LanguageModel, examples, **recipe) -> str:
     return digest.hexdigest()
 
 
-def continual_training(lm: LanguageModel, examples: Sequence[tuple[list[int], list[int]]], *,
+def continual_training(lm: LanguageModel, examples: Examples, *,
                        epochs: int, lr: float, batch_size: int = 32, seed: int = 0,
                        max_grad_norm: float | None = 1.0,
                        evaluate: Callable[[LanguageModel], np.ndarray], eval_key: str,
@@ -101,68 +72,96 @@ def continual_training(lm: LanguageModel, examples: Sequence[tuple[list[int], li
     cached results are reused only under the same key. ``evaluate`` gets a
     :class:`~biasbook.models.LanguageModel` whose fingerprint is that of the trained weights, so
     the scoring engine caches its scores under them. With ``cache`` the run lives in
-    ``cache_dir()/finetune/<model>-<key>/``: ``weights.safetensors`` (the latest epoch, with
-    the epoch in its metadata), ``epoch-<k>.json`` (loss, fingerprint) and
-    ``eval-<key>-<k>.npy``.
+    ``cache_dir()/finetune/<model>-<key>/``: ``state.pt`` (the checkpoint after the latest
+    epoch), ``epoch-<k>.json`` (loss, fingerprint) and ``eval-<key>-<k>.npy``.
     """
-    from safetensors import safe_open
-    from safetensors.torch import load_model, save_model
-    from tqdm.auto import tqdm
-
     key = run_key(lm, examples, lr=lr, batch_size=batch_size, seed=seed,
                   max_grad_norm=max_grad_norm)
-    folder = cache_dir() / "finetune" / f"{lm.name.replace('/', '--')}-{key[:16]}"
-    ekey = hashlib.sha256(eval_key.encode()).hexdigest()[:12]
-    run = TrainingRun(folder=folder if cache else None)
-    results: dict[int, np.ndarray] = {}
-    meta: dict[int, dict] = {0: {"loss": float("nan"), "fingerprint": lm.fingerprint}}
-    if cache:
-        folder.mkdir(parents=True, exist_ok=True)
-        for k in range(epochs + 1):
-            if (folder / f"eval-{ekey}-{k}.npy").exists():
-                results[k] = np.load(folder / f"eval-{ekey}-{k}.npy")
-            if k and (folder / f"epoch-{k}.json").exists():
-                meta[k] = json.loads((folder / f"epoch-{k}.json").read_text())
-
-    def save_result(k: int, value) -> None:
-        results[k] = np.asarray(value)
-        if cache:
-            with store.atomic_file(folder / f"eval-{ekey}-{k}.npy") as tmp, open(tmp, "wb") as fh:
-                np.save(fh, results[k])
-
-    if 0 not in results:
-        save_result(0, evaluate(lm))
-    missing = [k for k in range(1, epochs + 1) if k not in results or k not in meta]
-    if missing:
+    folder = store.cache_path("finetune", key[:16], name=lm.name)
+    kept = _Epochs.read(folder if cache else None, eval_key, epochs, lm.fingerprint)
+    if 0 not in kept.results:
+        kept.save_result(0, evaluate(lm))
+    todo = [k for k in range(1, epochs + 1) if k not in kept.results or k not in kept.records]
+    if todo:
+        checkpoint = store.Checkpoint(folder) if cache else None
         model = copy.deepcopy(lm.model)
-        start = 0
-        weights = folder / "weights.safetensors"
-        if cache and weights.exists():
-            with safe_open(str(weights), "pt") as fh:
-                saved = int(fh.metadata().get("epoch", 0))
-            if 0 < saved <= missing[0]:
-                load_model(model, str(weights))
-                start = saved
-        pad_id = lm.tokenizer.pad_token_id
-        pad_id = 0 if pad_id is None else pad_id
+
+        def end_epoch(k: int, losses: list[float]) -> dict:
+            kept.save_record(k, {"loss": mean_loss(k, losses), "fingerprint": fingerprint(model)})
+            if k not in kept.results:
+                kept.save_result(k, evaluate(_trained(lm, model, k, kept.records[k])))
+            return kept.records[k]
+
+        optimiser = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
         with cpu_threads():
-            for k in tqdm(range(start + 1, missing[-1] + 1), desc=f"{lm.name} epochs",
-                          disable=not progress):
-                loss = sgd_epoch(model, examples, lr=lr, batch_size=batch_size, seed=seed + k,
-                                 pad_id=pad_id, max_grad_norm=max_grad_norm, progress=progress)
-                meta[k] = {"loss": loss, "fingerprint": fingerprint(model)}
-                if cache:
-                    with store.atomic_file(weights) as tmp:
-                        save_model(model, str(tmp), metadata={"epoch": str(k), "format": "pt"})
-                    store.write_json(folder / f"epoch-{k}.json", meta[k])
-                if k not in results:
-                    trained = LanguageModel(
-                        name=f"{lm.name}+epoch{k}", model=model, tokenizer=lm.tokenizer,
-                        kind=lm.kind, fingerprint=meta[k]["fingerprint"],
-                        prefix_ids=lm.prefix_ids, notes=[*lm.notes, f"continual training {k}"])
-                    save_result(k, evaluate(trained))
-        del model
-    run.results = [results[k] for k in range(epochs + 1)]
-    run.losses = [meta[k]["loss"] for k in range(epochs + 1)]
-    run.fingerprints = [meta[k]["fingerprint"] for k in range(epochs + 1)]
-    return run
+            # Saved weights past the first epoch to evaluate cannot give it: retrain from the base.
+            fit(model, _sgd_step(model, examples, pad_id(lm)),
+                lambda k: shuffled(len(examples), batch_size, seeded(seed + k)),
+                epochs=todo[-1], optimiser=optimiser, max_grad_norm=max_grad_norm,
+                end_epoch=end_epoch, checkpoint=checkpoint,
+                resume=saved_epoch(checkpoint) < todo[0], progress=progress,
+                desc=f"{lm.name} epochs")
+    return TrainingRun(results=[kept.results[k] for k in range(epochs + 1)],
+                       losses=[kept.records[k]["loss"] for k in range(epochs + 1)],
+                       fingerprints=[kept.records[k]["fingerprint"] for k in range(epochs + 1)],
+                       folder=folder if cache else None)
+
+
+def _sgd_step(model: torch.nn.Module, examples: Examples, pad_token: int
+              ) -> Callable[[list[int]], float]:
+    """The step of :func:`~biasbook.training.fit.fit`: the gradient of the model's own (mean
+    token) loss on a batch of examples; returns the loss."""
+    device = next(model.parameters()).device
+
+    def step(batch: list[int]) -> float:
+        ids = pad([examples[i][0] for i in batch], pad_token, device)
+        labels = pad([examples[i][1] for i in batch], IGNORE, device)
+        mask = lengths_mask([len(examples[i][0]) for i in batch], ids.shape[1], device)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        return float(loss.detach())
+
+    return step
+
+
+def _trained(lm: LanguageModel, model: torch.nn.Module, k: int, record: dict) -> LanguageModel:
+    """``model`` after epoch ``k`` as a :class:`LanguageModel` that ``evaluate`` can score."""
+    return LanguageModel(name=f"{lm.name}+epoch{k}", model=model, tokenizer=lm.tokenizer,
+                         kind=lm.kind, fingerprint=record["fingerprint"],
+                         prefix_ids=lm.prefix_ids, notes=[*lm.notes, f"continual training {k}"])
+
+
+@dataclass
+class _Epochs:
+    """Each epoch's record (loss, fingerprint) and evaluation result, kept in ``folder`` (if
+    any) as ``epoch-<k>.json`` and ``eval-<hash of eval_key>-<k>.npy``."""
+
+    folder: Path | None
+    eval_key: str
+    records: dict[int, dict] = field(default_factory=dict)
+    results: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, folder: Path | None, eval_key: str, epochs: int, base: str) -> _Epochs:
+        kept = cls(folder, hashlib.sha256(eval_key.encode()).hexdigest()[:12],
+                   records={0: {"loss": float("nan"), "fingerprint": base}})
+        for k in range(epochs + 1) if folder is not None else ():
+            if kept._result_file(k).exists():
+                kept.results[k] = np.load(kept._result_file(k))
+            if k and (folder / f"epoch-{k}.json").exists():
+                kept.records[k] = json.loads((folder / f"epoch-{k}.json").read_text())
+        return kept
+
+    def save_record(self, k: int, record: dict) -> None:
+        self.records[k] = record
+        if self.folder is not None:
+            store.write_json(self.folder / f"epoch-{k}.json", record)
+
+    def save_result(self, k: int, value) -> None:
+        self.results[k] = np.asarray(value)
+        if self.folder is not None:
+            with store.atomic_file(self._result_file(k)) as tmp, open(tmp, "wb") as fh:
+                np.save(fh, self.results[k])
+
+    def _result_file(self, k: int) -> Path:
+        return self.folder / f"eval-{self.eval_key}-{k}.npy"

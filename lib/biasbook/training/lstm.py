@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+
+from biasbook.store import Checkpoint
+from biasbook.training.fit import fit
 
 EOS, UNK = "<eos>", "<unk>"
 DEBIAS = ("input", "output", "both")
@@ -190,24 +192,23 @@ def train_lm(
     *,
     regularizer: Regularizer | None = None,
     valid_ids: torch.Tensor | None = None,
+    checkpoint: Checkpoint | None = None,
     progress: bool = True,
 ) -> list[dict[str, float]]:
-    """Truncated-BPTT training on the model's device; one dict per epoch (mean losses,
-    validation perplexity). A ``regularizer`` acts on ``model.debiased(config.debias)``."""
+    """Truncated-BPTT training on the model's device with :func:`~biasbook.training.fit.fit`;
+    one dict per epoch (mean losses, validation perplexity). A ``regularizer`` acts on
+    ``model.debiased(config.debias)``. With a ``checkpoint`` an interrupted run resumes after its
+    last epoch, with the weights and random state it had."""
     if config.tied != model.tied:
         raise ValueError(f"config.tied is {config.tied} but the model's weights are "
                          f"{'' if model.tied else 'un'}tied")
-    data = batchify(train_ids, config.batch).to(model.device)
-    optimizer = _optimizer(model, config)
-    history = []
+    bptt = _TruncatedBPTT(model, batchify(train_ids, config.batch).to(model.device), config,
+                          regularizer, valid_ids)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        for epoch in range(1, config.epochs + 1):
-            stats = _train_epoch(model, data, config, optimizer, regularizer, progress, epoch)
-            if valid_ids is not None:
-                stats["valid_ppl"] = perplexity(model, valid_ids, bptt=config.bptt)
-            history.append({"epoch": epoch, **stats})
-    return history
+        return fit(model, bptt.step, bptt.windows, epochs=config.epochs,
+                   optimiser=_optimizer(model, config), max_grad_norm=config.clip,
+                   end_epoch=bptt.record, checkpoint=checkpoint, progress=progress)
 
 
 def perplexity(
@@ -285,30 +286,39 @@ def _optimizer(model: nn.Module, config: LMConfig) -> torch.optim.Optimizer:
     raise ValueError(f"optimizer must be 'sgd' or 'adam', got {config.optimizer!r}")
 
 
-def _train_epoch(
-    model: LSTMLanguageModel,
-    data: torch.Tensor,
-    config: LMConfig,
-    optimizer: torch.optim.Optimizer,
-    regularizer: Regularizer | None,
-    progress: bool,
-    epoch: int,
-) -> dict[str, float]:
-    model.train()
-    hidden = model.init_hidden(data.shape[1])
-    starts = range(0, len(data) - 1, config.bptt)
-    lm_total = bias_total = 0.0
-    for i in tqdm(starts, desc=f"epoch {epoch}", disable=not progress, leave=False):
-        x, y = data[i : i + config.bptt], data[i + 1 : i + 1 + config.bptt]
-        hidden = [(h.detach(), c.detach()) for h, c in hidden]  # truncate BPTT here
-        logits, hidden = model(x[: len(y)], hidden)
+@dataclass
+class _TruncatedBPTT:
+    """The steps of :func:`train_lm`: windows of ``config.bptt`` time steps over ``data``'s
+    columns, the hidden state carried from one window to the next (gradients cut between them)."""
+
+    model: LSTMLanguageModel
+    data: torch.Tensor
+    config: LMConfig
+    regularizer: Regularizer | None
+    valid_ids: torch.Tensor | None
+    hidden: Hidden | None = None
+
+    def windows(self, epoch: int) -> range:
+        self.hidden = self.model.init_hidden(self.data.shape[1])
+        return range(0, len(self.data) - 1, self.config.bptt)
+
+    def step(self, i: int) -> tuple[float, float]:
+        x, y = self.data[i : i + self.config.bptt], self.data[i + 1 : i + 1 + self.config.bptt]
+        hidden = [(h.detach(), c.detach()) for h, c in self.hidden]  # truncate BPTT here
+        logits, self.hidden = self.model(x[: len(y)], hidden)
         lm_loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
-        bias_loss = (sum(regularizer(w) for w in model.debiased(config.debias)) if regularizer
-                     else torch.zeros((), device=model.device))
-        optimizer.zero_grad()
+        bias_loss = (sum(self.regularizer(w) for w in self.model.debiased(self.config.debias))
+                     if self.regularizer else torch.zeros((), device=self.model.device))
         (lm_loss + bias_loss).backward()
-        nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-        optimizer.step()
-        lm_total += lm_loss.item()
-        bias_total += bias_loss.item()
-    return {"train_loss": lm_total / len(starts), "bias_loss": bias_total / len(starts)}
+        return lm_loss.item(), bias_loss.item()
+
+    def record(self, epoch: int, losses: list[tuple[float, float]]) -> dict[str, float]:
+        lm_total = bias_total = 0.0
+        for lm_loss, bias_loss in losses:  # summed in order: the recorded losses stay exact
+            lm_total += lm_loss
+            bias_total += bias_loss
+        stats = {"epoch": epoch, "train_loss": lm_total / len(losses),
+                 "bias_loss": bias_total / len(losses)}
+        if self.valid_ids is not None:
+            stats["valid_ppl"] = perplexity(self.model, self.valid_ids, bptt=self.config.bptt)
+        return stats
