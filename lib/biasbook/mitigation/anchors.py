@@ -142,30 +142,9 @@ def anchor_pairs(pairs: Sequence[tuple[str, str]], *, sentences: int | None = No
                                                                             strict=True)]
         trg = [[t[a:b].lower() for a, b in tp] for (_, t), (_, tp) in zip(pairs, spans,
                                                                             strict=True)]
-        found = []
-        for k, links in enumerate(align_words(src, trg, iterations=iterations,
-                                              heuristic=heuristic)):
-            n_src, n_trg = Counter(i for i, _ in links), Counter(j for _, j in links)
-            found += [(k, i, j) for i, j in links if n_src[i] == 1 and n_trg[j] == 1
-                      and _is_word(src[k][i]) and _is_word(trg[k][j])]
-        rng = np.random.default_rng(seed)
-        if sentences is not None:
-            linked = sorted({k for k, _, _ in found})
-            chosen = set(rng.permutation(linked)[:sentences].tolist())
-            found = [f for f in found if f[0] in chosen]
-        order = rng.permutation(len(found))
-        per_pair: Counter = Counter()
-        kept = []
-        for idx in order:
-            k, i, j = found[idx]
-            key = (src[k][i], trg[k][j])
-            if max_per_pair is not None and per_pair[key] >= max_per_pair:
-                continue
-            per_pair[key] += 1
-            kept.append((k, i, j))
-            if max_anchors is not None and len(kept) == max_anchors:
-                break
-        kept.sort()
+        found = _one_to_one_links(src, trg, iterations=iterations, heuristic=heuristic)
+        kept = _subsample(found, src, trg, np.random.default_rng(seed), sentences=sentences,
+                          max_per_pair=max_per_pair, max_anchors=max_anchors)
         return {"sentence": [k for k, _, _ in kept],
                 "src_span": [list(spans[k][0][i]) for k, i, _ in kept],
                 "trg_span": [list(spans[k][1][j]) for k, _, j in kept],
@@ -178,3 +157,40 @@ def anchor_pairs(pairs: Sequence[tuple[str, str]], *, sentences: int | None = No
                    src_span=np.asarray(raw["src_span"], dtype=int).reshape(-1, 2),
                    trg_span=np.asarray(raw["trg_span"], dtype=int).reshape(-1, 2),
                    src_word=raw["src_word"], trg_word=raw["trg_word"])
+
+
+Link = tuple[int, int, int]  # (sentence pair, source word, target word)
+
+
+def _one_to_one_links(src: list[list[str]], trg: list[list[str]], *, iterations: int,
+                      heuristic: str) -> list[Link]:
+    """The aligner's links between two words that link nowhere else and contain a letter."""
+    found = []
+    for k, links in enumerate(align_words(src, trg, iterations=iterations, heuristic=heuristic)):
+        n_src, n_trg = Counter(i for i, _ in links), Counter(j for _, j in links)
+        found += [(k, i, j) for i, j in links if n_src[i] == 1 and n_trg[j] == 1
+                  and _is_word(src[k][i]) and _is_word(trg[k][j])]
+    return found
+
+
+def _subsample(found: list[Link], src: list[list[str]], trg: list[list[str]],
+               rng: np.random.Generator, *, sentences: int | None, max_per_pair: int | None,
+               max_anchors: int | None) -> list[Link]:
+    """A random subset of the links, in corpus order: those of ``sentences`` random sentences,
+    at most ``max_per_pair`` of each word pair, at most ``max_anchors`` in all."""
+    if sentences is not None:
+        linked = sorted({k for k, _, _ in found})
+        chosen = set(rng.permutation(linked)[:sentences].tolist())
+        found = [f for f in found if f[0] in chosen]
+    per_pair: Counter = Counter()
+    kept = []
+    for idx in rng.permutation(len(found)):
+        k, i, j = found[idx]
+        key = (src[k][i], trg[k][j])
+        if max_per_pair is not None and per_pair[key] >= max_per_pair:
+            continue
+        per_pair[key] += 1
+        kept.append((k, i, j))
+        if max_anchors is not None and len(kept) == max_anchors:
+            break
+    return sorted(kept)

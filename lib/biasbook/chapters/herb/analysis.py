@@ -38,6 +38,7 @@ from biasbook.chapters.herb.regions import geonames, region_table, region_tree
 from biasbook.metrics import herb as metric
 from biasbook.models import LanguageModel
 from biasbook.scoring import score_sentences
+from biasbook.scoring.masked import pad_id
 
 TEMPLATE = "People in {region} are {description}."
 COLUMNS: tuple[str, ...] = (*herb_data.CONTINENT_COLUMNS, "overall")  # the paper's column order
@@ -266,12 +267,11 @@ def region_representations(lm: LanguageModel, regions: Sequence[str], *, layer: 
                 raise ValueError(f"cannot locate the tokens of {name!r} in {lm.name}'s encoding")
             rows.append(ids)
             spans.append((start, start + len(own)))
-    pad_id = lm.tokenizer.pad_token_id or 0
     pooled = []
     for start in range(0, len(rows), batch_size):
         batch = rows[start:start + batch_size]
         width = max(map(len, batch))
-        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        ids = torch.full((len(batch), width), pad_id(lm), dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for i, seq in enumerate(batch):
             ids[i, :len(seq)] = torch.tensor(seq)
