@@ -24,13 +24,19 @@ LANGUAGES = ["en", "de", "ko"]
 
 
 def spelling_tokenizer(tok, languages):
-    """``tok`` with every character of the languages' data files (after its own normaliser:
-    lower case, accents stripped, Hangul split into jamo) alone and as a ``##`` continuation,
-    as a real multilingual BERT spells them: the scoring engine refuses ``[UNK]``."""
+    """``tok`` with every character of the languages' word lists, the book's and the authors'
+    (after its own normaliser: lower case, accents stripped, Hangul split into jamo) alone and as
+    a ``##`` continuation, as a real multilingual BERT spells them: the scoring engine refuses
+    ``[UNK]``."""
     from transformers import BertTokenizerFast
+
+    from biasbook.chapters.ethnic_bias import authors
 
     normal = tok.backend_tokenizer.normalizer.normalize_str
     text = "".join(normal((DATA / f"{code}.yml").read_text(encoding="utf-8"))
+                   + normal(" ".join([*authors.lines(f"templates/templates_{code}.txt"),
+                                      *authors.lines(f"templates/occ_{code}.txt"),
+                                      *authors.configuration()[code]["nationality"]]))
                    for code in languages)
     chars = sorted({c for c in text if not c.isspace()})
     vocab = sorted(tok.get_vocab(), key=tok.get_vocab().get)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from biasbook import models, testing
-from biasbook.chapters.ethnic_bias import data
+from biasbook.chapters.ethnic_bias import authors, data
 from biasbook.chapters.ethnic_bias.pipeline import cb_scores, target_token_counts
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "private_cache")
@@ -59,6 +59,8 @@ def masked_by_hand(lm, template, attribute, target):
     which = "first" if template == 1 else "last"
     target_text = before + masks(len(pieces)) + after
     prior_text = target_text.replace(core, masks(len(lm.tokenizer.tokenize(core))))
+    # The prior keeps the article every attribute gets there ("A [MASK]", not "An [MASK]").
+    prior_text = prior_text.replace("An [MASK]", "A [MASK]")
     return (masked_logprob(lm, target_text, pieces, which)
             - masked_logprob(lm, prior_text, pieces, which))
 
@@ -184,6 +186,80 @@ def test_frames_render_the_attribute_core():
     f = data.frame(data.language("en"), 6, "Spy")
     assert f.text == "Spies are from {}." and f.text[f.start:f.end] == "Spies"
     assert f.masked("[MASK]") == "[MASK] are from {}."
+
+
+def test_the_paper_prior_does_not_leak_the_article(lms, spell):
+    # "An enemy is from [T]." against the prior "A [MASK]... is from [T].": the prior sentence is
+    # the one a consonant-initial attribute gets too, so it cannot tell a vowel follows.
+    lm = lms["bert"]
+    got = cb_scores(lm, "en", targets=TARGETS, attributes=["Enemy", "Pilot"], templates=[5],
+                    cache=False)
+    k = len(spell.tokenize("enemy"))
+    assert k == len(spell.tokenize("pilot"))
+    pieces = spell.tokenize("Iraq")
+    prior = masked_logprob(lm, "A " + masks(k) + " is from " + masks(4) + ".", pieces, "last")
+    leaky = masked_logprob(lm, "An " + masks(k) + " is from " + masks(4) + ".", pieces, "last")
+    assert got.log_p_prior[0, 0, 0] == pytest.approx(prior, rel=1e-6)
+    assert got.log_p_prior[0, 0, 0] == got.log_p_prior[0, 1, 0]  # the same prior sentence
+    assert abs(prior - leaky) > 1e-3  # the article does change the prior
+    target = masked_logprob(lm, "An enemy is from " + masks(4) + ".", pieces, "last")
+    assert got.log_p_target[0, 0, 0] == pytest.approx(target, rel=1e-6)
+
+
+@torch.inference_mode()
+def authors_log_norm(lm, template, attribute, nations):
+    """log P' of each nation as the authors' bias_score.py computes it, ported line by line
+    (log_probability_for_single_sentence with bias_utils.find_mask_token), on their template."""
+    tok, vocab = lm.tokenizer, lm.tokenizer.get_vocab()
+    last = (template.find("[TTT]") > template.find("[AAA]")
+            and template.find("[TTT]") > template.find("[AAAs]"))
+
+    def find_mask_token(sentence, how_many, last=False):
+        for i, tk in enumerate(tok.encode(sentence)):
+            if tk == tok.mask_token_id:
+                if not last:
+                    return list(range(i, i + how_many))
+                last = False
+
+    def softmax_rows(sentence):
+        ids = torch.tensor([tok.encode(sentence)])
+        return torch.softmax(lm.model(input_ids=ids).logits[0].double(), -1)
+
+    attribute_num = len(tok.tokenize(attribute))
+    out = []
+    for nat in (n.lower() for n in nations):
+        how_many = len(tok.tokenize(nat))
+        target_mask = " ".join(["[MASK]"] * how_many)
+        sentence = template.replace("[TTT]", target_mask).replace("[AAA]", attribute)
+        prior_sentence = template.replace("[TTT]", target_mask).replace(
+            "[AAA]", " ".join(["[MASK]"] * attribute_num))
+        logits, prior_logits = softmax_rows(sentence), softmax_rows(prior_sentence)
+        nat_logit = nat_prior_logit = 1.0
+        for token in tok.tokenize(nat):
+            for mask in find_mask_token(sentence, how_many):
+                nat_logit *= float(logits[mask][vocab[token]])
+            for mask in find_mask_token(prior_sentence, how_many, last):
+                nat_prior_logit *= float(prior_logits[mask][vocab[token]])
+        out.append(np.log(nat_logit / nat_prior_logit))
+    return out
+
+
+def test_as_coded_reproduces_the_authors_score_py_for_multi_piece_attributes(lms, spell):
+    # The authors' English templates 2 (target first) and 5 (attribute first), read from the
+    # registry resource; "enemy" and "spy" are 5 and 3 word pieces under the spelling tokenizer,
+    # so in template 5 the authors read the prior at the attribute's second mask onwards.
+    lm = lms["bert"]
+    templates = authors.lines("templates/templates_en.txt")
+    assert templates[4] == "A [AAA] is from [TTT]."
+    got = cb_scores(lm, "en", targets=["Iraq", "Japan", "Cuba"], attributes=["Enemy", "Spy"],
+                    templates=[2, 5], mode="as-coded", cache=False)
+    want = [[authors_log_norm(lm, templates[t - 1], a, ["Iraq", "Japan", "Cuba"])
+             for a in ("enemy", "spy")] for t in (2, 5)]
+    np.testing.assert_allclose(got.log_p_norm, want, rtol=1e-4, atol=1e-4)  # float32 softmax
+    # Reading the prior at the target's own masks would give another score in template 5 only.
+    pieces = spell.tokenize("iraq")
+    aligned = masked_logprob(lm, "A " + masks(5) + " is from " + masks(4) + ".", pieces, "last")
+    assert abs(got.log_p_prior[1, 0, 0] - aligned * len(pieces)) > 1e-3
 
 
 def test_target_token_counts_read_the_slot_in_context(lms):

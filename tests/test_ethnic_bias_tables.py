@@ -35,6 +35,29 @@ def test_mean_jsd_averages_over_common_templates_and_attributes():
     assert matrix.loc["en", "en"] == 0
 
 
+def test_averaged_jsd_is_the_divergence_of_the_mean_distributions():
+    a = fake("en", [1, 2], ["Enemy", "Pirate"], ["Iraq", "Japan", "Cuba"], 4)
+    b = fake("ko", [2, 1], ["Pirate", "Enemy"], ["Cuba", "Japan", "Iraq"], 5)
+    pairs = [(t, attr) for t in (1, 2) for attr in ("Enemy", "Pirate")]
+    p = np.mean([a.distribution(attr, t) for t, attr in pairs], axis=0)
+    q = np.mean([b.distribution(attr, t).reindex(a.targets) for t, attr in pairs], axis=0)
+    averaged = tables.mean_jsd(a, b, averaged=True)
+    assert averaged == pytest.approx(jensenshannon(p, q) ** 2, rel=1e-9)
+    assert averaged <= tables.mean_jsd(a, b)  # joint convexity
+    assert tables.jsd_matrix({"en": a, "ko": b}, averaged=True).loc["ko", "en"] == averaged
+
+
+def test_word_lists_table_sets_two_lists_side_by_side():
+    a = fake("en", [2], ["Enemy", "Pirate"], data.target_keys(), 6)
+    b = CBResult(**{**a.__dict__, "word_lists": "book",
+                    "log_p_target": a.log_p_target * 2, "masked_prior": a.masked_prior * 2})
+    row = tables.word_lists_table([("monolingual", a)], [("monolingual", b)]).iloc[0]
+    assert row["cb authors"] == pytest.approx(a.cb) and row["cb book"] == pytest.approx(4 * a.cb)
+    assert row["change"] == pytest.approx(3.0)  # log P' doubled: variance x4
+    with pytest.raises(KeyError, match="one list only"):
+        tables.word_lists_table([("multilingual", a)], [("monolingual", b)])
+
+
 def test_mean_jsd_refuses_results_with_nothing_in_common():
     a = fake("en", [1], ["Enemy"], ["Iraq", "Japan"], 0)
     b = fake("zh", [2], ["Enemy"], ["Iraq", "Japan"], 1)

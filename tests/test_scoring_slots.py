@@ -135,6 +135,9 @@ def test_slot_probabilities_are_cached(lms):
     ("{} is kind .", ["paris", ""], {}, "non-empty"),
     ("{} is kind .", ["paris", "paris"], {}, "distinct"),
     ("{} is kind .", ["paris"], {"mode": "typo"}, "mode must be"),
+    ("[MASK] [MASK] is in {} .", ["paris"], {"skip_first_mask": True}, "mode='as-coded'"),
+    ("{} is kind .", ["paris"], {"skip_first_mask": True, "mode": "as-coded"},
+     "second mask token"),
 ])
 def test_bad_slot_queries_are_refused(lms, template, candidates, kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -144,3 +147,32 @@ def test_bad_slot_queries_are_refused(lms, template, candidates, kwargs, match):
 def test_as_coded_is_only_for_masked_models(lms):
     with pytest.raises(ValueError, match="masked LMs only"):
         slot_probabilities(lms["gpt2"], "{} is kind .", ["paris"], mode="as-coded", cache=False)
+
+
+def test_skip_first_mask_reads_where_the_authors_find_mask_token_looks(lms, tok):
+    # The ethnic_bias code's prior for an attribute-first template, worked out by hand: the
+    # masked attribute takes positions 1-2, "is in" 3-4, the target's masks start at 5.
+    # find_mask_token(..., last=True) skips the first mask and reads k positions from the
+    # second one: for a 1-piece target position 2 (the attribute's second mask), for a 3-piece
+    # target positions 2, 3, 4 ("is" and "in" are no masks at all), every piece at each.
+    lm = lms["bert"]
+    template = "[MASK] [MASK] is in {} ."
+    got = slot_probabilities(lm, template, ["paris", "unbelievable"], mode="as-coded", log=True,
+                             skip_first_mask=True, cache=False)
+    one = lm.encode("[MASK] [MASK] is in [MASK] .")
+    three = lm.encode("[MASK] [MASK] is in [MASK] [MASK] [MASK] .")
+    assert tok.convert_ids_to_tokens(three)[:6] == ["[CLS]", "[MASK]", "[MASK]", "is", "in",
+                                                    "[MASK]"]
+    paris = tok.convert_tokens_to_ids("paris")
+    pieces = tok.convert_tokens_to_ids(["un", "##believ", "##able"])
+    with torch.inference_mode():
+        lp1 = torch.log_softmax(lm.model(input_ids=torch.tensor([one])).logits[0].double(), -1)
+        lp3 = torch.log_softmax(lm.model(input_ids=torch.tensor([three])).logits[0].double(), -1)
+    want = [lp1[2, paris].item(), sum(lp3[p, t].item() for p in (2, 3, 4) for t in pieces)]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # With one attribute mask the second mask is the target's own: as-coded without skipping.
+    single = "[MASK] is in {} ."
+    np.testing.assert_allclose(
+        slot_probabilities(lm, single, CANDIDATES, mode="as-coded", skip_first_mask=True,
+                           cache=False),
+        slot_probabilities(lm, single, CANDIDATES, mode="as-coded", cache=False), rtol=1e-6)

@@ -6,7 +6,12 @@ the j-th sub-token read at the j-th mask (``mode="paper"``). Candidates whose ma
 identical (same sub-token count) share one forward pass. ``mode="as-coded"`` reproduces the
 ethnic_bias code, which multiplies every sub-token's probability at every mask position:
 ``prod_j prod_m P(mask_m = c_j)``. Neither is normalised over the candidates, as in the paper;
-other mask tokens written in the template (the prior's masked attribute) stay masked.
+other mask tokens written in the template (the prior's masked attribute) stay masked. With
+``skip_first_mask`` (as-coded only) the ``k`` positions read are not the candidate's own but the
+``k`` that start at the second mask token of the input, as the ethnic_bias code's
+``find_mask_token(..., last=True)`` finds them for a prior whose masked attribute comes first:
+the candidate's slot when the attribute is one mask, else the attribute's second mask and
+whatever follows it.
 
 **Causal LMs** score each filled sentence ``S_c`` with ``clm`` and normalise over the candidates:
 ``p(c) = P(S_c) / sum_c' P(S_c')``. Since ``P(S_c) = P(prefix) P(c, suffix | prefix)`` and
@@ -55,23 +60,28 @@ PLACEHOLDER = "{}"
 def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
                        candidates: Sequence[str], *, mode: str = "paper", log: bool = False,
                        batch_tokens: int | None = None, cache: bool | ScoreCache = True,
-                       progress: bool | None = None, unknown: str = "error") -> np.ndarray:
+                       progress: bool | None = None, unknown: str = "error",
+                       skip_first_mask: bool = False) -> np.ndarray:
     """Probability of each candidate in the ``{}`` slot of ``template`` (see the module notes).
 
     ``template`` may be a list of templates, computed together: the result is then
     ``[n_templates, n_candidates]`` instead of ``[n_candidates]``. ``log`` returns natural-log
     probabilities, which stay finite where products of sub-token probabilities underflow.
     ``unknown``: filled templates holding the tokenizer's unknown token are an error, or
-    (``"report"``) a warning (see :mod:`biasbook.scoring.sentences`).
+    (``"report"``) a warning (see :mod:`biasbook.scoring.sentences`). ``skip_first_mask``:
+    ``mode="as-coded"`` read from the input's second mask token on (module notes).
     """
     templates = [template] if isinstance(template, str) else list(template)
     candidates = validate.word_list("candidates", candidates)
     _check(lm, templates, candidates, mode)
+    if skip_first_mask and mode != "as-coded":
+        raise ValueError("skip_first_mask reproduces the ethnic_bias code: it needs "
+                         "mode='as-coded'")
     check_unknown(lm, [_fill(t, c) for t in templates for c in candidates], unknown,
                   "filled template")
     options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress)
     if lm.kind == "masked":
-        logp = _masked(lm, templates, candidates, mode, **options)
+        logp = _masked(lm, templates, candidates, mode, skip_first_mask, **options)
     else:
         if lm.kind == "causal":
             filled = [_fill(t, c) for t in templates for c in candidates]
@@ -113,11 +123,14 @@ def _fill(template: str, candidate: str) -> str:
 
 
 def _masked(lm: LanguageModel, templates: list[str], candidates: list[str], mode: str,
-            **options) -> np.ndarray:
+            skip_first_mask: bool, **options) -> np.ndarray:
     pairs = {json.dumps([t, c]): (t, c) for t in templates for c in candidates}
 
     def engine(todo: list[str], budget: int):
         queries = [_masked_query(lm, *pairs[q]) for q in todo]
+        if skip_first_mask:
+            queries = [_after_first_mask(lm, q, pairs[k][0]) for q, k in zip(queries, todo,
+                                                                             strict=True)]
         inputs = list(dict.fromkeys((ids, slots) for ids, slots, _ in queries))
         users: dict[int, list[int]] = defaultdict(list)
         position = {inp: k for k, inp in enumerate(inputs)}
@@ -134,9 +147,22 @@ def _masked(lm: LanguageModel, templates: list[str], candidates: list[str], mode
                     values.append(np.array([picked.double().sum().item()]))
             yield done, values
 
-    values = cached_run(lm, json.dumps(["slot", mode, ENGINE_VERSION]), dict.fromkeys(pairs),
-                        engine, desc=f"{lm.name} slots", **options)
+    method = ["slot", mode, *(["skip-first-mask"] if skip_first_mask else []), ENGINE_VERSION]
+    values = cached_run(lm, json.dumps(method), dict.fromkeys(pairs), engine,
+                        desc=f"{lm.name} slots", **options)
     return np.array([values[q][0] for q in pairs]).reshape(len(templates), len(candidates))
+
+
+def _after_first_mask(lm: LanguageModel, query: tuple, template: str) -> tuple:
+    """The query read at the ``k`` positions from the input's second mask token on."""
+    ids, slots, tokens = query
+    masks = [i for i, t in enumerate(ids) if t == lm.tokenizer.mask_token_id]
+    if len(masks) < 2:
+        raise ValueError(f"skip_first_mask needs a second mask token in {template!r}")
+    read = tuple(range(masks[1], masks[1] + len(slots)))
+    if read[-1] >= len(ids):
+        raise ValueError(f"skip_first_mask reads past the end of {template!r}")
+    return ids, read, tokens
 
 
 def _masked_query(lm: LanguageModel, template: str, candidate: str

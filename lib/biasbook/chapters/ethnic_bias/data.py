@@ -1,37 +1,48 @@
-"""The chapter's templates, targets and attributes (``data/ethnic-bias/<language>.yml``).
+"""The chapter's templates, targets and attributes, from one of two word lists (:data:`WORD_LISTS`).
 
-Each language file lists templates (ids are those of the English template with the same meaning),
-targets and attributes, one row per term, keyed by the English term of Appendix A.2. The English
-file flags the five additional targets and attributes (``extra: true``).
+- ``authors`` (the default): the authors' own published lists, read from the registry resource
+  ``ethnic-bias-ahn-oh`` (their repository, MIT licence) by
+  :mod:`~biasbook.chapters.ethnic_bias.authors`.
+- ``book``: the book's own translations, ``data/ethnic-bias/<language>.yml``.
 
-:func:`frames` renders a template with an attribute into a *frame*: the sentence with ``{}`` where
+Either way a language has templates (ids are those of the English template with the same
+meaning), targets and attributes, one row per term, keyed by the English term of Appendix A.2.
+The book's English file flags the five additional targets and attributes (``extra: true``).
+
+:func:`frame` renders a template with an attribute into a *frame*: the sentence with ``{}`` where
 the target goes, and the character span of the attribute itself (what the masked-LM prior masks).
+An article or particle that agrees with the attribute is written in its neutral form in the
+prior's frame (:data:`grammar.NEUTRAL`), so that the prior cannot tell the masked attribute.
 
 >>> en = language("en")
 >>> len(en.templates), len(target_keys()), len(attribute_keys()), len(target_keys(extra=True))
 (10, 30, 70, 35)
 >>> f = frame(en, 5, "Enemy")
->>> f.text, f.text[f.start:f.end]
-('An enemy is from {}.', 'enemy')
->>> target_terms(en, 1, ["America", "Iraq"])
-['America', 'Iraq']
+>>> f.text, f.text[f.start:f.end], f.masked("[MASK]")
+('An enemy is from {}.', 'enemy', 'A [MASK] is from {}.')
+>>> frame(en, 5, "Enemy", mode="as-coded").text      # the authors' template, as their code fills it
+'A enemy is from {}.'
+>>> target_terms(en, 1, ["America", "North Korea"]), target_terms(en, 1, ["America"], "as-coded")
+(['America', 'North Korea'], ['america'])
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import pandas as pd
 
-from biasbook import datafiles
+from biasbook import datafiles, validate
 from biasbook.chapters.ethnic_bias import grammar
 
 CHAPTER = "ethnic-bias"
 #: The paper's six languages (Sec. 5) and the two of Sec. 6.3, in the paper's order.
 LANGUAGES: tuple[str, ...] = ("en", "de", "es", "ko", "tr", "zh", "ar", "el")
+#: ``authors``: the authors' published lists (default); ``book``: the book's translations.
+WORD_LISTS: tuple[str, ...] = ("authors", "book")
 PLACEHOLDER = re.compile(r"\{(target|attribute)(?::(\w+))?\}")
 
 
@@ -47,25 +58,41 @@ class Language:
     target_forms: dict[str, str]
     provenance: str
     same_as: dict[int, int]
+    word_lists: str = "book"
 
 
 @dataclass(frozen=True)
 class Frame:
     """A template with its attribute filled in: ``text`` has ``{}`` for the target;
-    ``text[start:end]`` is the attribute's core (article, particle and suffix excluded)."""
+    ``text[start:end]`` is the attribute's core (article, particle and suffix excluded).
+    ``prior``: the frame the prior masks, where it differs (neutral article or particle)."""
 
     text: str
     start: int
     end: int
+    prior: Frame | None = None
 
     def masked(self, mask: str) -> str:
-        """The frame with the attribute's core replaced by ``mask`` (the prior's sentence)."""
-        return self.text[:self.start] + mask + self.text[self.end:]
+        """The prior's sentence: its frame with the attribute's core replaced by ``mask``."""
+        base = self.prior or self
+        return base.text[:base.start] + mask + base.text[base.end:]
+
+
+def language(code: str, word_lists: str = "authors") -> Language:
+    """One language's templates, targets and attributes from ``word_lists`` (module notes)."""
+    if code not in LANGUAGES:
+        raise ValueError(f"unknown language {code!r}; the chapter has {', '.join(LANGUAGES)}")
+    validate.choice("word_lists", word_lists, WORD_LISTS)
+    if word_lists == "book":
+        return book_language(code)
+    from biasbook.chapters.ethnic_bias import authors  # it builds on the book's keys
+
+    return authors.language(code)
 
 
 @cache
-def language(code: str) -> Language:
-    """The parsed file ``data/ethnic-bias/<code>.yml``."""
+def book_language(code: str) -> Language:
+    """The parsed file ``data/ethnic-bias/<code>.yml`` (the book's translations)."""
     if code not in LANGUAGES:
         raise ValueError(f"unknown language {code!r}; the chapter has {', '.join(LANGUAGES)}")
     spec = datafiles.load(CHAPTER, code)
@@ -99,13 +126,13 @@ def template_ids(lang: Language, wanted: list[int] | None = None) -> list[int]:
 
 def target_keys(extra: bool = False) -> list[str]:
     """The 30 targets of A.2 in the paper's order, plus the 5 additional ones if ``extra``."""
-    rows = language("en").targets.values()
+    rows = book_language("en").targets.values()
     return [r["key"] for r in rows if extra or not r.get("extra")]
 
 
 def attribute_keys(extra: bool = False) -> list[str]:
     """The 70 attributes of A.2 in the paper's order, plus the 5 additional ones if ``extra``."""
-    rows = language("en").attributes.values()
+    rows = book_language("en").attributes.values()
     return [r["key"] for r in rows if extra or not r.get("extra")]
 
 
@@ -118,11 +145,27 @@ def _slots(template: str) -> dict[str, str | None]:
     return {k: v or None for k, v in found.items()}
 
 
-def frame(lang: Language, template_id: int, attribute: str) -> Frame:
-    """Template ``template_id`` of ``lang`` with ``attribute`` (an English key) filled in."""
+def frame(lang: Language, template_id: int, attribute: str, mode: str = "paper") -> Frame:
+    """Template ``template_id`` of ``lang`` with ``attribute`` (an English key) filled in.
+
+    ``paper``: an article or particle agrees with the attribute, and the prior's frame keeps the
+    neutral one; ``as-coded``: the neutral one in both and no capital added at the start, as the
+    authors' code fills their templates.
+    """
+    validate.choice("mode", mode, validate.MODES)
     text = lang.templates[template_id]["text"]
     form = _slots(text)["attribute"]
-    before, core, after = grammar.attribute_form(lang.code, lang.attributes[attribute], form)
+    row = lang.attributes[attribute]
+    paper = mode == "paper"
+    neutral = _render(text, grammar.attribute_form(lang.code, row, form, agree=False), paper)
+    if not paper:
+        return neutral
+    filled = _render(text, grammar.attribute_form(lang.code, row, form), paper)
+    return filled if filled == neutral else replace(filled, prior=neutral)
+
+
+def _render(text: str, form: tuple[str, str, str], capital: bool) -> Frame:
+    before, core, after = form
     parts, start, end, pos = [], 0, 0, 0
     for match in PLACEHOLDER.finditer(text):
         parts.append(text[pos:match.start()])
@@ -135,8 +178,11 @@ def frame(lang: Language, template_id: int, attribute: str) -> Frame:
         pos = match.end()
     parts.append(text[pos:])
     sentence = "".join(parts)
-    # A sentence starts with a capital letter ("An enemy is from {}."; no-op without case).
-    return Frame(sentence[:1].upper() + sentence[1:], start, end)
+    # A capital starts the sentence ("An enemy is from {}."; no-op without case). The authors'
+    # templates have one on a leading article ("A [AAA] is") but not on "[AAAs] are".
+    if capital or (before and start == len(before)):
+        sentence = sentence[:1].upper() + sentence[1:]
+    return Frame(sentence, start, end)
 
 
 def target_form_name(lang: Language, template_id: int) -> str | None:
@@ -144,14 +190,22 @@ def target_form_name(lang: Language, template_id: int) -> str | None:
     return _slots(lang.templates[template_id]["text"])["target"]
 
 
-def target_terms(lang: Language, template_id: int, targets: list[str]) -> list[str]:
-    """The strings that fill the target slot of a template, for the targets' English keys."""
+def target_terms(lang: Language, template_id: int, targets: list[str], mode: str = "paper"
+                 ) -> list[str]:
+    """The strings that fill the target slot of a template, for the targets' English keys.
+
+    ``as-coded`` lower-cases them, as the authors' ``how_many_tokens`` does before filling the
+    slot (a no-op for their uncased BERTs).
+    """
+    validate.choice("mode", mode, validate.MODES)
     name = target_form_name(lang, template_id)
-    return [grammar.target_form(lang.code, lang.targets[t], name, lang.target_forms)
-            for t in targets]
+    terms = [grammar.target_form(lang.code, lang.targets[t], name, lang.target_forms)
+             for t in targets]
+    return [t.lower() for t in terms] if mode == "as-coded" else terms
 
 
-def templates_table(codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
+def templates_table(codes: Sequence[str] = LANGUAGES, word_lists: str = "authors"
+                    ) -> pd.DataFrame:
     """Every template of the languages, one row per English template id, one column per language
     (a language without that id shows the template it reads the same as, in brackets).
 
@@ -160,22 +214,48 @@ def templates_table(codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
     """
     rows = {}
     for code in codes:
-        lang = language(code)
-        for t in language("en").templates:
+        lang = language(code, word_lists)
+        for t in language("en", word_lists).templates:
             own = template_ids(lang, [t])[0]
             text = lang.templates[own]["text"]
             rows.setdefault(t, {})[code] = text if own == t else f"[{own}] {text}"
     return pd.DataFrame.from_dict(rows, orient="index")[list(codes)]
 
 
-def terms_table(kind: str, codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
+def terms_table(kind: str, codes: Sequence[str] = LANGUAGES, word_lists: str = "authors"
+                ) -> pd.DataFrame:
     """Targets (``kind="targets"``) or attributes as one row per English key, one column per
     language (the term), with the English file's ``extra`` flag, for review."""
+    validate.choice("kind", kind, ("targets", "attributes"))
     rows = {}
     for code in codes:
-        for key, row in getattr(language(code), kind).items():
+        for key, row in getattr(language(code, word_lists), kind).items():
             rows.setdefault(key, {})[code] = row["term"]
-    extra = {r["key"]: bool(r.get("extra")) for r in getattr(language("en"), kind).values()}
+    extra = {r["key"]: bool(r.get("extra")) for r in getattr(book_language("en"), kind).values()}
     out = pd.DataFrame.from_dict(rows, orient="index")[list(codes)]
     out.insert(0, "extra", pd.Series(extra))
     return out
+
+
+def lists_agreement(codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
+    """Per language, how many templates, attributes and targets the authors publish, and how many
+    of them read the same in the book's translations (templates as placeholders, words without
+    regard to case).
+
+    >>> lists_agreement(["en"]).loc["en"].tolist()
+    [10, 8, 70, 70, 35, 35]
+    """
+    rows = {}
+    for code in codes:
+        theirs, ours = language(code, "authors"), book_language(code)
+        row = {"templates": len(theirs.templates),
+               "same templates": sum(t["text"] == ours.templates[i]["text"]
+                                     for i, t in theirs.templates.items())}
+        for kind in ("attributes", "targets"):
+            published = [k for k, r in getattr(theirs, kind).items() if r["source"] == "authors"]
+            row[kind] = len(published)
+            row[f"same {kind}"] = sum(
+                getattr(theirs, kind)[k]["term"].casefold()
+                == getattr(ours, kind)[k]["term"].casefold() for k in published)
+        rows[code] = row
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -24,7 +24,7 @@ def distribution_grid(results: Mapping[str, CBResult], attribute: str, template:
                              squeeze=False, sharey=True)
     for ax, (code, full) in zip(axes.flat, results.items(), strict=False):
         r = tables.base(full)
-        own = data.template_ids(data.language(r.language), [template])[0]
+        own = data.template_ids(data.language(r.language, r.word_lists), [template])[0]
         dist = r.distribution(attribute, own)
         top = dist.sort_values(ascending=False).index[:k]
         colours = ["C3" if t in top else "C0" for t in dist.index]

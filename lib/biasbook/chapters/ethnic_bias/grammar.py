@@ -11,7 +11,11 @@
 
 A form is returned as ``(before, core, after)``: the core is the attribute itself, the part that
 the masked-LM prior replaces by mask tokens; ``before``/``after`` (article, particle, suffix)
-stay in the prior sentence, as the paper's Korean templates keep ``[MASK]이다``.
+stay in the prior sentence, as the paper's Korean templates keep ``[MASK]이다``. A form that
+agrees with the attribute would tell the prior something about the masked word ("is an [MASK]":
+a vowel follows), so the prior takes the :data:`NEUTRAL` form instead, the one the authors'
+templates write for every attribute (``agree=False``). A Turkish suffix is part of the word: the
+inflected word is the core, masked whole, as a plural written out in a row is.
 
 >>> english_article("enemy"), english_article("C.E.O.")
 ('an', 'a')
@@ -19,6 +23,8 @@ stay in the prior sentence, as the paper's Korean templates keep ``[MASK]이다`
 ('는', '은')
 >>> turkish_suffix("Irak", "abl", proper=True), turkish_suffix("doktor", "cop")
 ("Irak'tan", 'doktordur')
+>>> attribute_form("en", {"key": "Enemy", "term": "enemy"}, "a", agree=False)
+('a ', 'enemy', '')
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ _TR_BACK = "aıou"
 _TR_VOICELESS = "çfhkpsşt"
 # Copula vowel by the last vowel of the word (four-way harmony).
 _TR_HIGH = {"a": "ı", "ı": "ı", "o": "u", "u": "u", "e": "i", "i": "i", "ö": "ü", "ü": "ü"}
+#: (language, form) -> (before, after) written for every attribute alike: the article and the
+#: particle of the authors' templates ("a [AAA]", "[AAA]는").
+NEUTRAL = {("en", "a"): ("a ", ""), ("ko", "topic"): ("", "는")}
 
 
 def english_article(word: str) -> str:
@@ -71,12 +80,14 @@ def turkish_suffix(word: str, kind: str, *, proper: bool = False) -> str:
     return word + ("'" if proper else "") + suffix
 
 
-def attribute_form(language: str, row: dict, name: str | None) -> tuple[str, str, str]:
+def attribute_form(language: str, row: dict, name: str | None, *, agree: bool = True
+                   ) -> tuple[str, str, str]:
     """(before, core, after) of an attribute row in form ``name`` (None: the term).
 
     A form given in the row (``forms: {name: ...}``, or ``plural``) is used as it stands, whole
     as the core; otherwise English ``a``, Korean ``topic`` and Turkish ``plural``/``cop`` follow
-    the rules above. Any other missing form is an error naming the row.
+    the rules above, or with ``agree=False`` take their :data:`NEUTRAL` form. Any other missing
+    form is an error naming the row.
     """
     term = row["term"]
     if name is None:
@@ -84,13 +95,15 @@ def attribute_form(language: str, row: dict, name: str | None) -> tuple[str, str
     given = {**({"plural": row["plural"]} if row.get("plural") else {}), **row.get("forms", {})}
     if name in given:
         return "", given[name], ""
+    if not agree and (language, name) in NEUTRAL:
+        before, after = NEUTRAL[(language, name)]
+        return before, term, after
     if language == "en" and name == "a":
         return english_article(term) + " ", term, ""
     if language == "ko" and name == "topic":
         return "", term, korean_topic(term)
     if language == "tr" and name in ("plural", "cop"):
-        inflected = turkish_suffix(term, name)
-        return "", term, inflected[len(term):]
+        return "", turkish_suffix(term, name), ""
     raise ValueError(f"{language}: attribute {row['key']!r} has no form {name!r}; add it to "
                      f"data/ethnic-bias/{language}.yml")
 

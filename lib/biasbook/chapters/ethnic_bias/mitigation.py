@@ -78,13 +78,15 @@ class Recipe:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What is measured before and after: the CB grid and the held-out text."""
+    """What is measured before and after: the CB grid (on ``word_lists``, whose country names CDA
+    also balances) and the held-out text."""
 
     templates: Sequence[int] | None = None
     attributes: Sequence[str] | None = None
     targets: Sequence[str] | None = None
     heldout_sentences: int | None = None    # None: all held-out sentences
     heldout_max_chars: int = 300            # longer sentences are left out (model-independent)
+    word_lists: str = "authors"             # data.WORD_LISTS
 
 
 @dataclass
@@ -119,17 +121,19 @@ def perplexity(lm: LanguageModel, texts: Sequence[str]) -> float:
     return float(np.exp(-scores.sum.sum() / scores.n_tokens.sum()))
 
 
-def country_terms(language: str, targets: Sequence[str] | None = None) -> dict[str, list[str]]:
+def country_terms(language: str, targets: Sequence[str] | None = None,
+                  word_lists: str = "authors") -> dict[str, list[str]]:
     """Each target's name in ``language`` (English key -> [term]): what CDA rewrites."""
-    lang = data.language(language)
+    lang = data.language(language, word_lists)
     keys = data.target_keys() if targets is None else validate.word_list("targets", targets)
     return {k: [lang.targets[k]["term"]] for k in keys}
 
 
 def counterfactual_text(texts: Sequence[str], language: str, *,
-                        targets: Sequence[str] | None = None, seed: int = 0) -> cda.Augmented:
+                        targets: Sequence[str] | None = None, seed: int = 0,
+                        word_lists: str = "authors") -> cda.Augmented:
     """The fine-tuning text with its country names balanced (one-sided CDA)."""
-    return cda.balance_terms(texts, country_terms(language, targets),
+    return cda.balance_terms(texts, country_terms(language, targets, word_lists),
                              boundary=BOUNDARIES.get(language, "word"), seed=seed)
 
 
@@ -168,9 +172,10 @@ def alignment_matrix(source: LanguageModel, source_language: str, target: Langua
 
 def variant_model(variant: str, source: LanguageModel, language: str, recipe: Recipe, *,
                   target: tuple[LanguageModel, str] | None = None,
-                  targets: Sequence[str] | None = None, progress: bool = True
-                  ) -> tuple[LanguageModel, dict]:
-    """The model of one variant (module notes) and what went into it."""
+                  targets: Sequence[str] | None = None, word_lists: str = "authors",
+                  progress: bool = True) -> tuple[LanguageModel, dict]:
+    """The model of one variant (module notes) and what went into it; ``targets`` and
+    ``word_lists`` name the countries CDA balances."""
     validate.choice("variant", variant, VARIANTS)
     if variant == "base":
         return source, {}
@@ -178,7 +183,8 @@ def variant_model(variant: str, source: LanguageModel, language: str, recipe: Re
     details: dict = {"train_sentences": len(texts)}
     W = None
     if variant == "cda":
-        augmented = counterfactual_text(texts, language, targets=targets, seed=recipe.seed)
+        augmented = counterfactual_text(texts, language, targets=targets, seed=recipe.seed,
+                                        word_lists=word_lists)
         texts = augmented.texts
         details.update(mentions_before=int(sum(augmented.before.values())),
                        rewritten=augmented.changed, spread_before=_spread(augmented.before),
@@ -209,7 +215,7 @@ def measure(lm: LanguageModel, language: str, evaluation: Evaluation,
     language without mirrored text (Arabic, Greek), which :func:`quality` names in the row."""
     result = cb_scores(lm, language, templates=evaluation.templates,
                        attributes=evaluation.attributes, targets=evaluation.targets,
-                       progress=progress)
+                       word_lists=evaluation.word_lists, progress=progress)
     if not parallel.has_corpus(language):
         return result, float("nan")
     return result, perplexity(lm, heldout_text(language, evaluation))
@@ -356,7 +362,8 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
     outcomes = []
     for variant in variants:
         lm, details = variant_model(variant, source, language, recipe, target=target,
-                                    targets=evaluation.targets, progress=progress)
+                                    targets=evaluation.targets,
+                                    word_lists=evaluation.word_lists, progress=progress)
         result, ppl = measure(lm, language, evaluation, progress=progress)
         aligned_to = target[1] if target and variant == "align" else None
         row = {"direction": direction, "language": language, "model": source.name,

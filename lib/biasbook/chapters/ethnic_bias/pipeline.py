@@ -7,10 +7,14 @@ scores the target slot with :func:`biasbook.scoring.slot_probabilities` and retu
 
 - **Masked LMs** (the paper): ``p_tgt`` is the whole-word probability of the target in its
   masked slot, ``p_prior`` the same with the attribute's core masked too, by as many mask tokens
-  as the attribute has in the sentence (``mode="paper"``). ``mode="as-coded"`` follows the
-  authors' ``bias_score.py``: every sub-token of the target is read at every target mask (the
-  scoring engine's cross product), and the attribute gets as many masks as its singular term has
-  tokens on its own.
+  as the attribute has in the sentence, and with the neutral article or particle where the filled
+  sentence has one that agrees with the attribute (``mode="paper"``; :func:`data.frame`).
+  ``mode="as-coded"`` follows the authors' ``bias_score.py``: every sub-token of the target is
+  read at every target mask (the scoring engine's cross product); the attribute gets as many masks
+  as its singular term has tokens on its own; the target is lower-cased and the template's fixed
+  article kept; and where the attribute comes before the target, the prior is read where their
+  ``find_mask_token(..., last=True)`` looks: from the second mask token of the sentence on, which
+  is the target's slot only for a one-piece attribute (see the chapter).
 - **Causal and encoder-decoder LMs**: ``p_tgt`` is the candidate-normalised probability of the
   whole sentence, and the prior marginalises the attribute over the attribute list
   (:func:`biasbook.metrics.cb.attribute_mean_prior`). The prior is computed from the same
@@ -52,7 +56,7 @@ from biasbook.models import LanguageModel
 from biasbook.scoring import slot_probabilities
 
 #: Bump when the computation of cached arrays changes.
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class CBResult:
     ``log_p_target`` and ``masked_prior`` are ``[templates, attributes, targets]`` arrays, in the
     order of ``templates`` (ids), ``attributes`` and ``targets`` (English keys). ``masked_prior``
     is None for causal and encoder-decoder models, whose prior is the attribute mean.
+    ``word_lists``: whose templates and words were scored (:data:`data.WORD_LISTS`).
     """
 
     language: str
@@ -75,6 +80,7 @@ class CBResult:
     terms: tuple[tuple[str, ...], ...]  # per template: the strings filling the target slot
     log_p_target: np.ndarray
     masked_prior: np.ndarray | None
+    word_lists: str = "authors"
 
     @property
     def log_p_prior(self) -> np.ndarray:
@@ -152,9 +158,10 @@ class CBResult:
 
 def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None = None,
               attributes: Sequence[str] | None = None, templates: Sequence[int] | None = None,
-              mode: str = "paper", ddof: int = 1, cache: bool = True,
-              progress: bool | None = None) -> CBResult:
-    """Score ``lm`` on the templates of ``language`` (a code of :data:`data.LANGUAGES`).
+              mode: str = "paper", ddof: int = 1, word_lists: str = "authors",
+              cache: bool = True, progress: bool | None = None) -> CBResult:
+    """Score ``lm`` on the templates of ``language`` (a code of :data:`data.LANGUAGES`) from
+    ``word_lists``: ``authors`` (their published lists) or ``book`` (the book's translations).
 
     ``targets`` and ``attributes`` are English keys (default: the 30 targets and 70 attributes
     of Appendix A.2; :func:`data.target_keys` / :func:`data.attribute_keys` with ``extra=True``
@@ -164,7 +171,7 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
     ``ddof`` the variance's delta degrees of freedom (1: the sample variance, as the authors'
     code).
     """
-    lang = data.language(language)
+    lang = data.language(language, word_lists)
     validate.choice("mode", mode, validate.MODES)
     if mode == "as-coded" and lm.kind != "masked":
         raise ValueError("mode='as-coded' reproduces the authors' masked-LM code; "
@@ -176,10 +183,11 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
     templates = data.template_ids(lang, None if templates is None else list(templates))
     if len(targets) <= ddof:
         raise ValueError(f"the variance with ddof={ddof} needs more than {ddof} targets")
-    terms = [data.target_terms(lang, t, targets) for t in templates]
-    frames = [[data.frame(lang, t, a) for a in attributes] for t in templates]
+    terms = [data.target_terms(lang, t, targets, mode) for t in templates]
+    frames = [[data.frame(lang, t, a, mode) for a in attributes] for t in templates]
     key = store.content_key(VERSION, lm.fingerprint, lm.kind, mode, terms,
-                            [[(f.text, f.start, f.end) for f in row] for row in frames])
+                            [[(f.text, f.start, f.end, f.masked("{mask}")) for f in row]
+                             for row in frames])
 
     def compute() -> dict[str, np.ndarray]:
         target = _slot_logprobs(lm, [[f.text for f in row] for row in frames], terms, mode,
@@ -192,15 +200,17 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
         priors = [[f.masked(" ".join([lm.tokenizer.mask_token] * k)) for f, k in zip(row, ks,
                                                                                      strict=True)]
                   for row, ks in zip(frames, counts, strict=True)]
+        # The authors' find_mask_token(..., last=True) on the prior: attribute before target.
+        last = [mode == "as-coded" and row[0].start < row[0].text.index("{}") for row in frames]
         return {"log_p_target": target,
-                "log_p_prior": _slot_logprobs(lm, priors, terms, mode, cache, progress)}
+                "log_p_prior": _slot_logprobs(lm, priors, terms, mode, cache, progress, last)}
 
     arrays = store.cached_arrays("ethnic-bias-cb", key, compute, cache=cache)
     return CBResult(language=language, model=lm.name, kind=lm.kind, mode=mode, ddof=ddof,
                     templates=tuple(templates), attributes=tuple(attributes),
                     targets=tuple(targets), terms=tuple(tuple(t) for t in terms),
                     log_p_target=arrays["log_p_target"],
-                    masked_prior=arrays.get("log_p_prior"))
+                    masked_prior=arrays.get("log_p_prior"), word_lists=word_lists)
 
 
 def _keys(name: str, given, default: list[str], known: dict) -> list[str]:
@@ -215,18 +225,22 @@ def _keys(name: str, given, default: list[str], known: dict) -> list[str]:
 
 
 def _slot_logprobs(lm: LanguageModel, texts: list[list[str]], terms: list[list[str]], mode: str,
-                   cache: bool, progress: bool | None) -> np.ndarray:
+                   cache: bool, progress: bool | None, last: list[bool] | None = None
+                   ) -> np.ndarray:
     """``[templates, attributes, targets]`` log slot probabilities, one engine call per set of
-    target strings (templates asking for the same target form share it)."""
-    groups: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    target strings (templates asking for the same target form share it) and ``last`` flag
+    (per template: read from the second mask on, :func:`slot_probabilities`'
+    ``skip_first_mask``)."""
+    last = last or [False] * len(texts)
+    groups: dict[tuple[tuple[str, ...], bool], list[int]] = defaultdict(list)
     for i, term in enumerate(terms):
-        groups[tuple(term)].append(i)
+        groups[(tuple(term), last[i])].append(i)
     out = np.empty((len(texts), len(texts[0]), len(terms[0])))
-    for term, rows in groups.items():
+    for (term, skip), rows in groups.items():
         flat = [text for i in rows for text in texts[i]]
         unique = list(dict.fromkeys(flat))
         logp = slot_probabilities(lm, unique, list(term), mode=mode, log=True, cache=cache,
-                                  progress=progress)
+                                  progress=progress, skip_first_mask=skip)
         where = {text: k for k, text in enumerate(unique)}
         out[rows] = logp[[where[t] for t in flat]].reshape(len(rows), len(texts[0]), -1)
     return out
@@ -255,10 +269,11 @@ def _mask_count(lm: LanguageModel, lang: data.Language, frame: data.Frame, attri
 
 
 def target_token_counts(lm: LanguageModel, language: str, template: int,
-                        targets: Sequence[str] | None = None) -> pd.Series:
+                        targets: Sequence[str] | None = None, word_lists: str = "authors"
+                        ) -> pd.Series:
     """How many tokens each target takes in the slot of ``template`` (filled with the first
     attribute), by English key: the ``k`` of the multi-token rule."""
-    lang = data.language(language)
+    lang = data.language(language, word_lists)
     template = data.template_ids(lang, [template])[0]
     targets = _keys("targets", targets, data.target_keys(extra=True), lang.targets)
     text = data.frame(lang, template, next(iter(lang.attributes))).text

@@ -37,16 +37,19 @@ def plan(languages: Sequence[str], monolingual: Mapping[str, str] | None,
 def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
               multilingual: Sequence[str] | None, *, templates: Sequence[int] | None = None,
               attributes: Sequence[str] | None = None, mode: str = "paper", ddof: int = 1,
+              word_lists: str = "authors",
               on_model: Callable[[models.LanguageModel], None] | None = None,
               on_result: Callable[[models.LanguageModel, CBResult], None] | None = None
               ) -> list[tuple[str, CBResult]]:
     """CB results of every planned (model, language), on all 35 targets.
 
     ``attributes`` None means all 75 (the 70 of A.2 and the 5 added ones); tables take the
-    subsets they need (:meth:`CBResult.subset`). ``on_model`` sees each loaded model (e.g.
+    subsets they need (:meth:`CBResult.subset`). ``word_lists``: ``authors`` or ``book``
+    (:data:`data.WORD_LISTS`). ``on_model`` sees each loaded model (e.g.
     ``Recorder.model``), ``on_result`` each result with its model (while it is loaded).
     """
     results = []
+    data.language("en", word_lists)  # an unknown list fails here, before any model loads
     jobs = plan(languages, monolingual, multilingual)
     attributes = data.attribute_keys(extra=True) if attributes is None else list(attributes)
     for group, name, codes in jobs:
@@ -55,7 +58,8 @@ def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
             on_model(lm)
         for code in tqdm(codes, desc=f"{name} languages"):
             result = cb_scores(lm, code, targets=data.target_keys(extra=True),
-                               attributes=attributes, templates=templates, mode=mode, ddof=ddof)
+                               attributes=attributes, templates=templates, mode=mode, ddof=ddof,
+                               word_lists=word_lists)
             if on_result:
                 on_result(lm, result)
             results.append((group, result))

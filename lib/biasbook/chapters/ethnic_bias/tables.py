@@ -143,9 +143,11 @@ def example_variance(result: CBResult, attribute: str, template: int) -> float:
     return float(cb.target_variances(result.log_p_norm[t, a], ddof=result.ddof))
 
 
-def mean_jsd(first: CBResult, second: CBResult) -> float:
+def mean_jsd(first: CBResult, second: CBResult, *, averaged: bool = False) -> float:
     """Mean Jensen-Shannon divergence between two results' scaled ``P'`` distributions over their
-    common targets, over the (template id, attribute) pairs both have.
+    common targets, over the (template id, attribute) pairs both have; with ``averaged``, the
+    divergence between the two distributions averaged over those pairs instead (the other
+    reading of the paper's Table 3, never larger: the JSD is jointly convex).
 
     Template ids match templates of the same meaning across languages (Chinese has ids 1-5).
     """
@@ -155,20 +157,39 @@ def mean_jsd(first: CBResult, second: CBResult) -> float:
     if not templates or not attributes or len(targets) < 2:
         raise ValueError(f"{first.language}/{second.language}: no common templates, attributes "
                          "or targets to compare")
-    p, q = (r.subset(templates=templates, attributes=attributes, targets=targets)
+    p, q = (cb.scaled_probabilities(r.subset(templates=templates, attributes=attributes,
+                                             targets=targets).log_p_norm)
             for r in (first, second))
-    return float(cb.jensen_shannon(cb.scaled_probabilities(p.log_p_norm),
-                                   cb.scaled_probabilities(q.log_p_norm)).mean())
+    if averaged:
+        return float(cb.jensen_shannon(p.mean(axis=(0, 1)), q.mean(axis=(0, 1))))
+    return float(cb.jensen_shannon(p, q).mean())
 
 
-def jsd_matrix(results: Mapping[str, CBResult]) -> pd.DataFrame:
+def jsd_matrix(results: Mapping[str, CBResult], *, averaged: bool = False) -> pd.DataFrame:
     """Symmetric matrix of :func:`mean_jsd` between the results (keyed by language)."""
     names = list(results)
     out = pd.DataFrame(0.0, index=names, columns=names)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            out.loc[a, b] = out.loc[b, a] = mean_jsd(results[a], results[b])
+            out.loc[a, b] = out.loc[b, a] = mean_jsd(results[a], results[b], averaged=averaged)
     return out
+
+
+def word_lists_table(first: Iterable[tuple[str, CBResult]],
+                     second: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
+    """The CB score of each (group, model, language) on two word lists (:func:`base` lists), one
+    column per list, and ``change``: the second's score relative to the first's, minus 1."""
+    second = {(g, r.model, r.language): r for g, r in second}
+    rows = []
+    for group, r in first:
+        other = second.get((group, r.model, r.language))
+        if other is None:
+            raise KeyError(f"{r.model} ({group}) in {r.language} is scored on one list only")
+        a, b = base(r).cb, base(other).cb
+        rows.append({"group": group, "model": r.model, "language": r.language,
+                     f"cb {r.word_lists}": a, f"cb {other.word_lists}": b, "change": b / a - 1,
+                     "templates": len(r.templates), "attributes": len(base(r).attributes)})
+    return pd.DataFrame(rows)
 
 
 def sensitivity(result: CBResult, group: str) -> pd.DataFrame:
