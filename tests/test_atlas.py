@@ -72,7 +72,7 @@ def test_class_runs_every_chapter_and_prints_what_students_should_see(tmp_path, 
 def test_an_interval_is_printed_beside_its_value(tmp_path, capsys):
     rec = Recorder("demo", "01-offline-models", {"profile": "book"}, run_dir=tmp_path / "default")
     rec.metric("grammatical_wins", 0.75, model="smollm2-135m",
-               ci={"ci_low": 0.5, "ci_high": 1.0, "level": 0.9, "unit": "sentences",
-                   "n_units": 8, "method": "percentile"})
+               ci={"ci_low": 0.5, "ci_high": 1.0, "ci_level": 0.9,
+                   "ci_unit": "sentences", "ci_units": 8, "ci_method": "percentile"})
     cli.main(["atlas", "--runs", str(tmp_path)])
     assert "0.75 [0.5, 1] (90% over 8 sentences)" in capsys.readouterr().out

@@ -68,13 +68,13 @@ def test_a_table_is_recorded_row_by_row_and_uncomputable_rows_are_listed(tmp_pat
 
 def test_an_interval_is_part_of_the_row_not_of_its_identity(tmp_path):
     rec = results.Recorder("demo", "nb", params={}, run_dir=tmp_path)
-    ci = {"ci_low": 0.1, "ci_high": 0.3, "level": 0.95, "unit": "cells", "n_units": 40,
-          "method": "percentile"}
+    ci = {"ci_low": 0.1, "ci_high": 0.3, "ci_level": 0.95, "ci_unit": "cells",
+          "ci_units": 40, "ci_method": "percentile"}
     rec.metric("cb", 0.2, ci=ci, model="m")
     rec.metric("cb", 0.25, ci={**ci, "ci_high": 0.4}, model="m")  # the same number, re-recorded
     assert rec.record["metrics"] == [{"key": "cb", "value": 0.25, "paper": None, **ci,
                                       "ci_high": 0.4, "model": "m"}]
-    with pytest.raises(ValueError, match="'cb' lacks level, unit, n_units, method"):
+    with pytest.raises(ValueError, match="'cb' lacks ci_level, ci_unit, ci_units, ci_method"):
         rec.metric("cb", 0.2, ci={"ci_low": 0.1, "ci_high": 0.3}, model="m")
     table = results.compare([tmp_path])
     assert list(table.columns) == ["chapter", "notebook", "key", "model",

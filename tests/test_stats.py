@@ -59,7 +59,7 @@ def test_seed_spread_matches_the_textbook_t_interval():
     s90 = seed_spread({"a": 1.2, "b": 1.5, "c": 0.9}, level=0.90)  # t(0.95, 2 df) = 2.920
     assert s90.interval.high - s90.mean == pytest.approx(2.9200 * 0.3 / math.sqrt(3), abs=1e-4)
     assert s.row() == {"value": s.mean, "ci_low": s.interval.low, "ci_high": s.interval.high,
-                       "level": 0.95, "unit": "seeds", "n_units": 3, "method": "t"}
+                       "ci_level": 0.95, "ci_unit": "seeds", "ci_units": 3, "ci_method": "t"}
 
 
 def test_holm_on_a_hand_worked_example():
@@ -149,8 +149,9 @@ def test_heavy_ties_refuse_bca_with_a_reason_and_percentile_works():
 def test_row_has_exactly_the_record_schema():
     ci = interval([0.1, 0.4, 0.3, 0.2], unit="words", n_resamples=200)
     row = ci.row()
-    assert list(row) == ["value", "ci_low", "ci_high", "level", "unit", "n_units", "method"]
-    assert row["unit"] == "words" and row["n_units"] == 4 and row["method"] == "BCa"
+    assert list(row) == ["value", "ci_low", "ci_high", "ci_level", "ci_unit", "ci_units",
+                         "ci_method"]
+    assert row["ci_unit"] == "words" and row["ci_units"] == 4 and row["ci_method"] == "BCa"
     assert all(type(row[k]) is float for k in ("value", "ci_low", "ci_high"))
     assert ci.contains(ci.low) and ci.contains(ci.high) and not ci.contains(ci.high + 1)
     assert ci.text(1) == f"0.2 [{ci.low:.1f}, {ci.high:.1f}]"

@@ -65,12 +65,13 @@ def interval_text(tidy: pd.DataFrame) -> list[str]:
     """``[low, high] (95% over 40 cells)`` for each row that has an interval, else ``""``.
 
     >>> interval_text(pd.DataFrame({"ci_low": [0.11, None], "ci_high": [0.305, None],
-    ...     "level": [0.95, None], "n_units": [40, None], "unit": ["cells", None]}))
+    ...     "ci_level": [0.95, None], "ci_units": [40, None], "ci_unit": ["cells", None]}))
     ['[0.11, 0.305] (95% over 40 cells)', '']
     """
     if "ci_low" not in tidy:
         return [""] * len(tidy)
-    return [f"[{r.ci_low:.3g}, {r.ci_high:.3g}] ({r.level:.0%} over {r.n_units:.0f} {r.unit})"
+    return [f"[{r.ci_low:.3g}, {r.ci_high:.3g}] "
+            f"({r.ci_level:.0%} over {r.ci_units:.0f} {r.ci_unit})"
             if pd.notna(r.ci_low) else "" for r in tidy.itertuples()]
 
 

@@ -66,7 +66,8 @@ def git_commit() -> str:
 
 
 # The uncertainty of a recorded number (biasbook.stats' interval rows have exactly these keys).
-UNCERTAINTY = ("ci_low", "ci_high", "level", "unit", "n_units", "method")
+# All prefixed: chapters use "method", "level" and "unit" as labels of their own.
+UNCERTAINTY = ("ci_low", "ci_high", "ci_level", "ci_unit", "ci_units", "ci_method")
 # What a row says of its number; the rest (key and labels) is the row's identity.
 VALUE_FIELDS = ("value", "paper", "note", *UNCERTAINTY)
 

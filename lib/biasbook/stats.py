@@ -21,8 +21,8 @@ are; BCa (the default, as in scipy) corrects them for the estimate's bias and sk
 for few items and skewed statistics such as effect sizes. Both under-cover a little with very few
 items; an interval from fewer than about ten items is a rough guide only.
 
-Every result has ``.row()``, the record fields ``value, ci_low, ci_high, level, unit, n_units,
-method``:
+Every result has ``.row()``, the record fields ``value, ci_low, ci_high, ci_level, ci_unit,
+ci_units, ci_method``:
 
 >>> import numpy as np
 >>> from biasbook.stats import interval
@@ -31,7 +31,7 @@ method``:
 >>> print(ci.text(3))
 0.426 [0.375, 0.476]
 >>> sorted(ci.row())
-['ci_high', 'ci_low', 'level', 'method', 'n_units', 'unit', 'value']
+['ci_high', 'ci_level', 'ci_low', 'ci_method', 'ci_unit', 'ci_units', 'value']
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ class Interval:
     unit: str | None = None
 
     def row(self) -> dict:
-        """The record schema: ``value, ci_low, ci_high, level, unit, n_units, method``."""
+        """The record schema: ``value, ci_low, ci_high, ci_level, ci_unit, ci_units, ci_method``."""
         return {"value": self.value, "ci_low": self.low, "ci_high": self.high,
-                "level": self.level, "unit": self.unit, "n_units": self.n_units,
-                "method": self.method}
+                "ci_level": self.level, "ci_unit": self.unit, "ci_units": self.n_units,
+                "ci_method": self.method}
 
     def contains(self, x: float) -> bool:
         """Whether ``x`` (e.g. a paper's number) lies inside the interval, bounds included."""
