@@ -126,13 +126,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import cdist, pdist
-from scipy.special import softmax
 
 Mode = Literal["paper", "as-coded"]
 MODES: tuple[str, ...] = ("paper", "as-coded")
@@ -305,7 +304,7 @@ def descriptor_weights(vectors: ArrayLike, mode: Mode = "paper") -> NDArray[np.f
     >>> descriptor_weights([[1.0, 0.0], [1.0, 0.0]])  # no spread: uniform weights
     array([0.5, 0.5])
     """
-    return softmax(descriptor_sparseness(vectors, mode))
+    return _softmax(descriptor_sparseness(vectors, mode))
 
 
 def pair_weights(terms: ArrayLike) -> NDArray[np.float64]:
@@ -316,8 +315,21 @@ def pair_weights(terms: ArrayLike) -> NDArray[np.float64]:
     array([0.111, 0.444, 0.444])
     """
     t = _finite_terms(terms)
-    k1, k2 = np.triu_indices(len(t), k=1)
-    return softmax(t[k1] + t[k2])
+    k1, k2 = _pairs(len(t))
+    return _softmax(t[k1] + t[k2])
+
+
+# C_w evaluates these for every cluster of every bootstrap resample: scipy's softmax and
+# np.triu_indices cost more in call overhead than in arithmetic at these sizes.
+@cache
+def _pairs(n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    return np.triu_indices(n, k=1)
+
+
+def _softmax(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """scipy.special.softmax of a 1-D array, the same operations without its dispatch."""
+    e = np.exp(x - x.max())
+    return e / e.sum()
 
 
 def weighted_sparseness(vectors: ArrayLike, terms: ArrayLike) -> float:

@@ -1,0 +1,64 @@
+"""HERB's intervals and model tests against values computed independently of biasbook.stats."""
+
+from itertools import product
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasbook.chapters.herb import uncertainty
+from biasbook.chapters.herb.regions import region_tree
+from biasbook.metrics.herb import hierarchical_bias
+
+TABLE = pd.DataFrame({"name": ["EU", "FR", "DE", "AS", "JP", "IN"],
+                      "parent": [-1, 0, 0, -1, 3, 3]})
+
+
+def test_the_point_estimate_is_the_metric_and_equal_descriptors_give_no_spread():
+    tree = region_tree(TABLE)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 8))
+    row = uncertainty.overall_intervals(tree, {"m": x}, n_resamples=99).iloc[0]
+    assert row["value"] == pytest.approx(hierarchical_bias(tree, x).overall, rel=1e-12)
+    assert row["ci_low"] < row["value"] < row["ci_high"] and row["ci_units"] == 8
+    # Every descriptor the same column: any resample is that column repeated, so C_w is fixed.
+    same = np.repeat(rng.normal(size=(6, 1)), 5, axis=1)
+    row = uncertainty.overall_intervals(tree, {"m": same}, n_resamples=99).iloc[0]
+    assert row["ci_low"] == pytest.approx(row["ci_high"], abs=1e-12)
+
+
+def test_the_permutation_p_swaps_descriptor_columns_between_models():
+    tree = region_tree(TABLE)
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(6, 4)), 3 * rng.normal(size=(6, 4))
+    d = uncertainty.model_differences(tree, {"a": a, "b": b}, n_resamples=999).iloc[0]
+    # Brute force: all 2**4 ways of swapping columns between the two models.
+    observed = hierarchical_bias(tree, a).overall - hierarchical_bias(tree, b).overall
+    swapped = []
+    for swap in product([False, True], repeat=4):
+        s = np.array(swap)
+        x, y = np.where(s, b, a), np.where(s, a, b)
+        swapped.append(hierarchical_bias(tree, x).overall - hierarchical_bias(tree, y).overall)
+    exact = np.mean(np.abs(swapped) >= abs(observed) - 1e-12)
+    assert d["value"] == pytest.approx(observed, rel=1e-12)
+    assert d["p_value"] == pytest.approx(exact)
+    assert d["p_holm"] == d["p_value"]  # one comparison: nothing to correct
+
+
+def test_models_scored_on_other_regions_are_refused():
+    tree = region_tree(TABLE)
+    with pytest.raises(ValueError, match="'a' and 'b' were scored on different regions"):
+        uncertainty.model_differences(tree, {"a": np.zeros((6, 4)), "b": np.zeros((6, 5))})
+
+
+def test_table1_overall_is_scaled_as_table1_prints_and_carries_the_papers_value():
+    tree = region_tree(TABLE)
+    rng = np.random.default_rng(3)
+    scores = {"m": rng.normal(size=(6, 6)), "n": rng.normal(size=(6, 6))}
+    ours = pd.DataFrame({"table": "table1", "mode": "paper", "metric": "C_w",
+                         "region": "overall", "model": ["m"], "paper": [0.0042]})
+    spread, diffs = uncertainty.table1_overall(tree, scores, ours, n_resamples=49)
+    raw = uncertainty.overall_intervals(tree, scores, n_resamples=49)
+    assert spread["value"].tolist() == pytest.approx((raw["value"] * 1e3).tolist())
+    assert spread["paper"].iloc[0] == pytest.approx(4.2) and np.isnan(spread["paper"].iloc[1])
+    assert diffs["value"].iloc[0] == pytest.approx(1e3 * (raw["value"][0] - raw["value"][1]))
