@@ -249,27 +249,3 @@ def matrix_summary(mats: Mapping) -> pd.DataFrame:
     return pd.DataFrame([{"method": LABELS[m], "words": len(x), "non-zeros": x.nnz,
                           "tokens counted": x.params["n_tokens"],
                           "total pair weight": float(x.total.sum())} for m, x in mats.items()])
-
-
-def record_weat(rec, table: pd.DataFrame) -> None:
-    """Each computable median effect size and p-value, with the paper's, into the notebook record.
-    """
-    for _, r in table.dropna(subset=["effect_median"]).iterrows():
-        labels = {"test": r["test"], "method": r["method"], "group": r["group"]}
-        paper_effect = None if pd.isna(r["paper_effect"]) else float(r["paper_effect"])
-        paper_p = None if pd.isna(r["paper_p"]) else float(r["paper_p"])
-        rec.metric("weat_effect_size_median", float(r["effect_median"]), paper=paper_effect,
-                   **labels)
-        rec.metric("weat_p_value_median", float(r["p_median"]), paper=paper_p, **labels)
-
-
-def record_table1(rec, table: pd.DataFrame) -> None:
-    """Relative changes of Table 1 with the paper's, where both are defined."""
-    for _, r in table.iterrows():
-        for method in ("birm", "cds"):
-            ours = r.get(f"{LABELS[method]} (ours, %)")
-            theirs = r.get(f"{'BIRM' if method == 'birm' else 'CDS'} (paper, %)")
-            if ours is not None and np.isfinite(ours):
-                rec.metric("semantic_relative_change_pct", float(ours),
-                           paper=None if theirs is None or pd.isna(theirs) else float(theirs),
-                           benchmark=r["benchmark"], method=LABELS[method])
