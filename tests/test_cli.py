@@ -157,3 +157,13 @@ def test_every_parameter_problem_is_found_before_anything_runs(tmp_path, monkeyp
         cli.check_types("ethnic-bias", "02-cb-across-languages",
                         {"monolingual": {"xx": "smollm2-135m"}})
     assert not any(tmp_path.iterdir())  # no run folder was made
+
+
+@pytest.mark.bad_input("`-p sentences=hello` for the demo (no scrambled partner)",
+                       "a ValueError saying sentences come in pairs and how to pass them")
+def test_the_demo_refuses_an_unpaired_sentence():
+    from biasbook.chapters import demo
+
+    with pytest.raises(ValueError, match=r"pairs: got 1 sentence\(s\) \(\['hello'\]\); give an "
+                       "even number"):
+        demo.sentence_table({}, ["hello"])

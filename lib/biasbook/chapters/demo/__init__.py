@@ -23,7 +23,12 @@ from biasbook.scoring import score_sentences
 
 
 def sentence_table(models: Mapping[str, LanguageModel], sentences: Sequence[str]) -> pd.DataFrame:
-    """One row per (model, sentence): pair index, order, token count, mean and summed log-prob."""
+    """One row per (model, sentence): pair index, order, token count, mean and summed log-prob.
+    An odd number of sentences (no scrambled partner) is refused."""
+    if len(sentences) < 2 or len(sentences) % 2:
+        raise ValueError(f"sentences come in (grammatical, scrambled) pairs: got "
+                         f"{len(sentences)} sentence(s) ({list(sentences)[:3]}); give an even "
+                         "number, e.g. -p 'sentences=[The dog ran., Ran dog the.]'")
     rows = []
     for name, lm in models.items():
         scores = score_sentences(lm, sentences, progress=False)
