@@ -1,6 +1,9 @@
 """Ahn & Oh (2021), language-dependent ethnic bias: the chapter's pipeline.
 
-- :mod:`~biasbook.chapters.ethnic_bias.data`      templates, targets, attributes per language
+- :mod:`~biasbook.chapters.ethnic_bias.data`      templates, targets, attributes per language,
+  from the authors' word lists (default) or the book's translations
+- :mod:`~biasbook.chapters.ethnic_bias.authors`   the authors' published lists (registry resource
+  ``ethnic-bias-ahn-oh``, MIT) in the chapter's keys
 - :mod:`~biasbook.chapters.ethnic_bias.grammar`   rule-based word forms (a/an, josa, Turkish
   suffixes)
 - :mod:`~biasbook.chapters.ethnic_bias.pipeline`  :func:`cb_scores` -> :class:`CBResult`, the
