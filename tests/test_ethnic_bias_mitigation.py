@@ -100,14 +100,13 @@ def test_all_variants_run_end_to_end_on_tiny_stand_ins(arch, private_cache, one_
     tok = tiny_tokenizer(spell=True)
     source = from_model(tiny_model(arch, len(tok), seed=0), tok, name=f"tiny-{arch}-de")
     english = from_model(tiny_model(arch, len(tok), seed=1), tok, name=f"tiny-{arch}-en")
-    rows = []
     # One German held-out sentence holds characters the tiny tokenizer lacks: that is reported.
     with pytest.warns(UserWarning, match="unknown to tiny-"):
         outcomes = m.run_variants(source, "de", m.VARIANTS, direction="x->en", role="monolingual",
                                   recipe=TINY_RECIPE, evaluation=TINY_EVAL,
-                                  target=(english, "en"), on_row=rows.append, progress=False)
+                                  target=(english, "en"), progress=False)
     table = m.table(outcomes)
-    assert table["variant"].tolist() == list(m.VARIANTS) and len(rows) == 5
+    assert table["variant"].tolist() == list(m.VARIANTS)
     assert np.isfinite(table[["cb", "perplexity"]].to_numpy()).all()
     base = cb_scores(source, "de", templates=[1], attributes=["Enemy", "Pirate"],
                      targets=["Iraq", "Japan", "Cuba"])
@@ -135,9 +134,13 @@ def test_a_language_without_text_gets_its_base_row_and_says_it_has_no_quality_me
     lm = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2-el")
     rec = results.Recorder("ethnic-bias", "04-mitigation", {}, run_dir=tmp_path)
     outcomes = m.run_plan(steps, lambda name: lm, recipe=TINY_RECIPE, evaluation=TINY_EVAL,
-                          on_row=m.recorder(rec), progress=False)
+                          progress=False)
+    found = m.table(outcomes)
+    for key, column in (("mitigation_cb", "cb"), ("mitigation_perplexity", "perplexity")):
+        rec.metrics(key, found, value=column, labels=["direction", "language", "aligned_to"])
     assert [r["key"] for r in rec.record["metrics"]] == ["mitigation_cb"]  # no NaN recorded
-    row = m.table(outcomes).iloc[0]
+    assert rec.record["metrics"][0]["aligned_to"] is None
+    row = found.iloc[0]
     assert row["variant"] == "base" and np.isfinite(row["cb"]) and np.isnan(row["perplexity"])
     assert row["quality"] == "none: no el text is mirrored"
     assert row["paper_cb"] == 16.126

@@ -146,14 +146,16 @@ class Recorder:
         """Record column ``value`` of every row of ``frame`` as ``key``; returns the count.
 
         ``paper`` names the column of the paper's numbers; ``labels`` the columns that identify
-        a row (a mapping renames them: ``{"lam": "λ"}`` records column ``λ`` as ``lam``). With
+        a row (a mapping renames them: ``{"lam": "λ"}`` records column ``λ`` as ``lam``; a NaN
+        label, such as no target language, is recorded as ``None``). With
         ``ci=True`` the frame's :data:`UNCERTAINTY` columns are recorded too. A row whose value
         is not computable (NaN) is listed under ``skipped`` in the record, not as a metric.
         """
         labels = dict(labels) if isinstance(labels, Mapping) else {c: c for c in labels}
         count = 0
         for _, row in frame.iterrows():
-            named = {label: row[column] for label, column in labels.items()}
+            named = {label: None if _missing(row[column]) else row[column]
+                     for label, column in labels.items()}
             if _missing(row[value]):
                 skipped = {"key": key, **{k: _plain(v) for k, v in named.items()},
                            "reason": "value not computable (NaN)"}

@@ -329,8 +329,7 @@ def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping
 
 
 def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, recipe: Recipe,
-             evaluation: Evaluation, on_row: Callable[[Outcome], None] | None = None,
-             progress: bool = True) -> list[Outcome]:
+             evaluation: Evaluation, progress: bool = True) -> list[Outcome]:
     """Run every step (:func:`run_variants`), loading each model once."""
     loaded: dict[str, LanguageModel] = {}
 
@@ -344,7 +343,7 @@ def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, rec
         target = (get(step.target[0]), step.target[1]) if step.target else None
         for outcome in run_variants(get(step.source), step.language, step.variants,
                                     direction=step.direction, role=step.role, recipe=recipe,
-                                    evaluation=evaluation, target=target, on_row=on_row,
+                                    evaluation=evaluation, target=target,
                                     progress=progress):
             outcome.row["stand_in"] = step.stand_in
             outcomes.append(outcome)
@@ -353,8 +352,7 @@ def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, rec
 
 def run_variants(source: LanguageModel, language: str, variants: Sequence[str], *,
                  direction: str, role: str, recipe: Recipe, evaluation: Evaluation,
-                 target: tuple[LanguageModel, str] | None = None,
-                 on_row: Callable[[Outcome], None] | None = None, progress: bool = True
+                 target: tuple[LanguageModel, str] | None = None, progress: bool = True
                  ) -> list[Outcome]:
     """Build and measure each variant of ``source`` (scored in ``language``), one at a time so
     that only one fine-tuned copy is held in memory."""
@@ -373,8 +371,6 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
                "paper_cb": paper_cb(direction, role, variant, language, aligned_to)}
         outcome = Outcome(row, result, details)
         outcomes.append(outcome)
-        if on_row is not None:
-            on_row(outcome)
         del lm  # one fine-tuned copy at a time
         gc.collect()
     return outcomes
@@ -387,20 +383,6 @@ def steps_table(steps: Sequence[Step]) -> pd.DataFrame:
                           "variants": ", ".join(s.variants),
                           "aligned to": "" if s.target is None else "{} ({})".format(*s.target)}
                          for s in steps])
-
-
-def recorder(rec) -> Callable[[Outcome], None]:
-    """An ``on_row`` callback that records each row's CB score (with the paper's) and perplexity
-    in a :class:`biasbook.results.Recorder`, as ``mitigation_cb`` and ``mitigation_perplexity``
-    (the key ``cb`` is notebook 02's CB per language and model, the chapter's headline). A row
-    without a quality measure (its ``quality`` says why) records no perplexity."""
-    def record(outcome: Outcome) -> None:
-        r = outcome.row
-        labels = {k: r[k] for k in ("direction", "language", "model", "variant", "aligned_to")}
-        rec.metric("mitigation_cb", r["cb"], paper=r["paper_cb"], **labels)
-        if np.isfinite(r["perplexity"]):
-            rec.metric("mitigation_perplexity", r["perplexity"], **labels)
-    return record
 
 
 def details_table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
