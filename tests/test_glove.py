@@ -1,6 +1,8 @@
 """The GloVe trainer (both backends) against the objective and AdaGrad computed by hand, mittens,
 and each other."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -180,3 +182,45 @@ def test_words_that_never_cooccur_are_reported(private_cache):
     with pytest.warns(UserWarning, match=r"\['e'\]"):  # from the cache too
         assert glove.train(lonely, [*VOCAB, "e"], dim=2, epochs=1).untrained == ["e"]
     assert glove.train(X, VOCAB, dim=2, epochs=1, cache=False, progress=False).untrained == []
+
+
+@pytest.mark.bad_input(
+    'A truncated GloVe checkpoint or trained-vectors file in the cache',
+    'a warning naming the file, which is moved aside (`.damaged`); training starts over and '
+    'gives the same vectors')
+def test_a_damaged_checkpoint_or_result_is_set_aside_and_trained_again(private_cache,
+                                                                       monkeypatch):
+    from biasbook import store
+
+    m = sp.random(30, 30, density=0.4, random_state=1, format="csr") * 20 + sp.eye(30)
+    vocab = [f"w{i}" for i in range(30)]
+    kwargs = dict(dim=4, epochs=3, batch_size=32, progress=False)
+    clean = glove.train(m, vocab, cache=False, **kwargs)
+    real = glove._Trainer.epoch
+
+    def interrupted(self):
+        if len(self.losses) == 2:
+            raise KeyboardInterrupt
+        real(self)
+
+    def truncate_every_file():
+        files = [p for p in store.cache_path(glove.KIND, "x").parent.rglob("*")
+                 if p.is_file() and ".damaged" not in p.as_posix()]
+        for p in files:
+            p.write_bytes(p.read_bytes()[:100])
+        return files
+
+    monkeypatch.setattr(glove._Trainer, "epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        glove.train(m, vocab, **kwargs)
+    monkeypatch.setattr(glove._Trainer, "epoch", real)
+    damaged, = truncate_every_file()  # the checkpoint after two epochs
+    with pytest.warns(store.DamagedCacheWarning, match=rf"{re.escape(str(damaged))} is damaged"):
+        restarted = glove.train(m, vocab, **kwargs)
+    assert len(restarted.seconds) == 3  # all epochs again
+    np.testing.assert_array_equal(restarted.kv.vectors, clean.kv.vectors)
+    damaged, = truncate_every_file()  # the trained vectors
+    with pytest.warns(store.DamagedCacheWarning, match=rf"{damaged.parent.name} is damaged"):
+        again = glove.train(m, vocab, **kwargs)
+    assert len(again.seconds) == 3 and again.losses == clean.losses
+    np.testing.assert_array_equal(again.kv.vectors, clean.kv.vectors)

@@ -76,12 +76,53 @@ def test_archives_are_unpacked_once(tmp_path, monkeypatch, offline):
     folder = resources.unpacked("cnn-dailymail-sample", "train_sample.zip")
     files = [p for p in folder.rglob("*.csv")]
     assert files, "the zip holds a csv"
-    marker = (folder / ".complete").stat().st_mtime_ns
+    marker = (folder / resources.MANIFEST).stat().st_mtime_ns
     assert resources.unpacked("cnn-dailymail-sample", "train_sample.zip") == folder
-    assert (folder / ".complete").stat().st_mtime_ns == marker  # not unpacked again
+    assert (folder / resources.MANIFEST).stat().st_mtime_ns == marker  # not unpacked again
 
 
 def test_registry_table_covers_every_entry():
     table = resources.table()
     assert set(table.name) == set(resources.names())
     assert table.loc[table.name == "imdb", "size_MB"].item() > 20
+
+
+@pytest.mark.bad_input(
+    'A file edited, added or deleted inside an unpacked archive in the cache',
+    'a warning naming the files; the folder is moved aside (`.damaged`) and the verified '
+    'archive unpacked again, so that what is read is what the registry\'s sha256 records')
+def test_a_changed_unpacked_file_is_caught_and_the_archive_unpacked_again(tmp_path, monkeypatch,
+                                                                          offline):
+    import os
+    import re
+    import warnings
+
+    from biasbook.store import DamagedCacheWarning
+
+    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
+
+    def unpacked():
+        return resources.unpacked("cnn-dailymail-sample", "train_sample.zip")
+
+    folder = unpacked()
+    victim = next(folder.rglob("*.csv"))
+    name = re.escape(victim.relative_to(folder).as_posix())
+    original = victim.read_bytes()
+    victim.write_bytes(original.replace(b"the", b"THE", 1))  # same size, other content
+    with pytest.warns(DamagedCacheWarning, match=rf"{name} \(changed\).*unpacked again"):
+        assert unpacked() == folder
+    assert victim.read_bytes() == original
+    aside = folder.with_name(folder.name + ".damaged") / victim.relative_to(folder)
+    assert aside.read_bytes() == original.replace(b"the", b"THE", 1)
+    stat = victim.stat()  # touched, content unchanged: hashed once, then trusted
+    os.utime(victim, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        unpacked()
+    (folder / "stray.csv").write_text("an added file is read by any glob\n")
+    with pytest.warns(DamagedCacheWarning, match=r"stray\.csv \(added\)"):
+        unpacked()
+    victim.unlink()
+    with pytest.warns(DamagedCacheWarning, match=rf"{name} \(missing\)"):
+        unpacked()
+    assert victim.read_bytes() == original and not (folder / "stray.csv").exists()

@@ -1,4 +1,7 @@
-"""biasbook.store: one folder-name rule, and checkpoints that survive a crash while saving."""
+"""biasbook.store: one folder-name rule, checkpoints that survive a crash while saving, and
+damaged cache files set aside and computed again."""
+
+import re
 
 import pytest
 import torch
@@ -51,3 +54,59 @@ def test_finish_publishes_the_result_and_drops_the_state(tmp_path):
         (out / "weights.bin").write_bytes(b"done")
     assert checkpoint.finished and checkpoint.load() is None
     assert (checkpoint.result / "weights.bin").read_bytes() == b"done"
+
+
+def _damage(path, how):
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # one byte flipped in the middle
+        middle = len(data) // 2
+        path.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:])
+
+
+@pytest.mark.bad_input(
+    'A truncated or corrupted file in the cache (a stored `.npz` of arrays such as the '
+    'ethnic-bias CB scores, a stored JSON result, a training checkpoint)',
+    'a warning naming the file, which is moved aside as `<name>.damaged`; the result is '
+    'computed again (a training starts over)')
+@pytest.mark.parametrize("how", ["truncated", "flipped"])
+@pytest.mark.parametrize("reader", ["arrays", "json"])
+def test_a_damaged_cached_result_is_named_moved_aside_and_computed_again(private_cache, reader,
+                                                                          how):
+    import numpy as np
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.arange(500.0)} if reader == "arrays" else {"x": list(range(500))}
+
+    def read():
+        if reader == "arrays":
+            return store.cached_arrays("demo", "k1", compute)["x"].tolist()
+        return store.cached_json("demo", "k1", compute)["x"]
+
+    want = read()
+    path = store.cache_path("demo", "k1", ".npz" if reader == "arrays" else ".json")
+    if how == "flipped" and reader == "json":
+        path.write_text(path.read_text()[:-3] + "}}")  # unparseable, as a bad edit would be
+    else:
+        _damage(path, how)
+    named = rf"{re.escape(str(path))} is damaged.*moved aside to {re.escape(path.name)}\.damaged"
+    with pytest.warns(store.DamagedCacheWarning, match=named):
+        assert read() == want
+    assert len(calls) == 2 and path.with_name(path.name + ".damaged").is_file()
+    assert read() == want and len(calls) == 2  # stored again, read back
+
+
+@pytest.mark.parametrize("how", ["truncated", "flipped"])
+def test_a_damaged_checkpoint_state_is_moved_aside_and_the_run_starts_over(tmp_path, how):
+    checkpoint = store.Checkpoint(tmp_path / "run")
+    checkpoint.save({"epoch": 1, "weights": torch.arange(100.0)})
+    _damage(checkpoint.state_file, how)
+    named = rf"{re.escape(str(checkpoint.state_file))} is damaged.*moved aside"
+    with pytest.warns(store.DamagedCacheWarning, match=named):
+        assert checkpoint.load() is None
+    assert (checkpoint.folder / "state.pt.damaged").is_file()
+    assert not checkpoint.state_file.exists()

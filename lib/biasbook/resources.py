@@ -8,6 +8,8 @@ The table lives in ``registry.yml`` beside this module. A dataset file resolves 
 
 Every file is checked against the registry's sha256 before it is handed out. Anything missing or
 corrupted raises :class:`ResourceError`, whose message names the resource and says how to get it.
+An archive's unpacked folder is checked on every use against a manifest written when it was
+unpacked (:func:`unpacked`), so that what a chapter reads is what the registry's sha256 records.
 
 >>> entry("ptb").licence
 'LDC research use (widely redistributed)'
@@ -18,10 +20,10 @@ corrupted raises :class:`ResourceError`, whose message names the resource and sa
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tarfile
-import tempfile
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
@@ -30,10 +32,13 @@ from pathlib import Path
 
 import yaml
 
+from biasbook import store
 from biasbook.paths import cache_dir, mirror_dir
 
 REGISTRY_FILE = Path(__file__).with_name("registry.yml")
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".zip")
+#: In an unpacked folder: ``{"files": {path: [size, mtime_ns, sha256]}}`` of every other file.
+MANIFEST = ".manifest.json"
 
 
 class ResourceError(RuntimeError):
@@ -181,7 +186,19 @@ def _download(url: str, target: Path, name: str) -> Path:
 
 
 def unpacked(name: str, filename: str | None = None) -> Path:
-    """Folder holding the unpacked contents of an archive file, unpacked once into the cache."""
+    """Folder holding the unpacked contents of an archive file, unpacked once into the cache.
+
+    Unpacking writes a manifest of every file's size, mtime and sha256 (:data:`MANIFEST`). Every
+    call checks the folder against it cheaply: one ``stat`` per file, and a sha256 only of a
+    file whose size or mtime differs (measured on two busy cores: 0.9 s for IMDB's 50,000 files,
+    0.1 s for the UN debates' 11,000, 0.2 s for the 13,000 of the hate-speech set; reading the
+    files once takes 3-4 times as long). A file merely touched keeps its place (its new mtime
+    is recorded); a changed, missing or added file means the folder no longer holds the archive:
+    it is moved aside (``<folder>.damaged``) with a
+    :class:`~biasbook.store.DamagedCacheWarning` naming the files, and the archive, verified
+    against the registry, is unpacked again. An edit that keeps a file's size and mtime is not
+    seen (that would need every file hashed on every use).
+    """
     e = entry(name)
     if filename is None:
         archives = [f for f in e.files if f.endswith(_ARCHIVE_SUFFIXES)]
@@ -191,20 +208,75 @@ def unpacked(name: str, filename: str | None = None) -> Path:
     archive = path(name, filename)
     sha = e.files[filename].get("sha256") or sha256_of(archive)
     target = cache_dir() / "unpacked" / f"{name}-{sha[:16]}"
-    if (target / ".complete").exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    if filename.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(staging)
-    else:
-        with tarfile.open(archive) as tf:
-            tf.extractall(staging, filter="data")
-    (staging / ".complete").touch()
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)  # an interrupted unpack leaves only a stray staging folder
+    if (target / MANIFEST).is_file():
+        changes = _changes(target)
+        if not changes:
+            return target
+        more = f" and {len(changes) - 5} more" if len(changes) > 5 else ""
+        store.set_aside(target, f"{len(changes)} file(s) differ from {filename}: "
+                        f"{', '.join(changes[:5])}{more}",
+                        then=f"unpacked again from the verified {filename}")
+    # A folder without a manifest (unpacked by an older version) cannot be checked: replaced.
+    with store.atomic_dir(target) as staging:
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(staging)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(staging, filter="data")
+        files = {rel: [st.st_size, st.st_mtime_ns, sha256_of(staging / rel)]
+                 for rel, st in _files(staging).items()}
+        _write_manifest(staging, files)
     return target
+
+
+def _files(folder: Path) -> dict[str, os.stat_result]:
+    """``{relative posix path: stat}`` of every file under ``folder`` except the manifest."""
+    found = {}
+    pending = [(folder, "")]
+    while pending:
+        here, prefix = pending.pop()
+        with os.scandir(here) as entries:
+            for item in entries:
+                rel = prefix + item.name
+                if item.is_dir(follow_symlinks=False):
+                    pending.append((Path(item.path), rel + "/"))
+                elif rel != MANIFEST:
+                    found[rel] = item.stat(follow_symlinks=False)
+    return found
+
+
+def _write_manifest(folder: Path, files: dict[str, list]) -> None:
+    store.write_text(folder / MANIFEST, json.dumps({"files": files}, separators=(",", ":")))
+
+
+def _changes(folder: Path) -> list[str]:
+    """What differs between ``folder`` and its manifest, as ``"<path> (changed|missing|added)"``.
+
+    Only files whose size or mtime differ are hashed; those whose content is unchanged get their
+    new mtime recorded, so that the next check is a stat again.
+    """
+    try:
+        recorded = json.loads((folder / MANIFEST).read_text())["files"]
+    except (ValueError, KeyError, TypeError):
+        return [f"{MANIFEST} (unreadable)"]
+    present = _files(folder)
+    changes = [f"{rel} (missing)" for rel in sorted(recorded.keys() - present.keys())]
+    changes += [f"{rel} (added)" for rel in sorted(present.keys() - recorded.keys())]
+    touched = False
+    for rel in sorted(recorded.keys() & present.keys()):
+        size, mtime_ns, sha = recorded[rel]
+        stat = present[rel]
+        if (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns):
+            continue
+        if stat.st_size != size or sha256_of(folder / rel) != sha:
+            changes.append(f"{rel} (changed)")
+        else:
+            recorded[rel] = [size, stat.st_mtime_ns, sha]
+            touched = True
+    if touched and not changes:
+        _write_manifest(folder, recorded)
+    return changes
 
 
 def package_dir(name: str) -> Path:

@@ -18,6 +18,10 @@ most a hidden staging file, cleaned up on failure) and the next run simply resum
   run's) name into the readable part of a folder name.
 - :class:`Checkpoint`: the latest state of a resumable computation (a training run) and, once it
   is finished, its result.
+- :func:`read_or_set_aside`: read a cached file, or, when it cannot be read (truncated, a bad
+  checksum, unparseable), move it aside as ``<name>.damaged`` with a :class:`DamagedCacheWarning`
+  naming it, so that the caller computes it again instead of failing on every rerun. Every
+  reader here goes through it.
 
 >>> content_key({"b": 1, "a": [1, 2]}) == content_key({"a": [1, 2], "b": 1})
 True
@@ -35,19 +39,36 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 import tempfile
+import warnings
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from biasbook.paths import cache_dir
 
 KEY_LENGTH = 16
+T = TypeVar("T")
+#: What reading a damaged cache file raises: a truncated ``.npz`` is "not a zip file" (or, to
+#: numpy, "pickled data"), a flipped byte a bad CRC-32 (zipfile) or a zlib error, a cut JSON text
+#: a ValueError, a cut ``torch.save`` file a RuntimeError, EOFError or UnpicklingError; a file
+#: that lacks an expected array or key, a KeyError. OSError (permissions, a full disk) is not
+#: damage: it propagates.
+DAMAGE = (ValueError, KeyError, EOFError, RuntimeError, zipfile.BadZipFile, zlib.error,
+          pickle.UnpicklingError)
+
+
+class DamagedCacheWarning(UserWarning):
+    """A cached file or folder could not be read or no longer holds what was stored: it was
+    moved aside (``<name>.damaged``) and its result is computed again."""
 
 
 def _canonical(value: Any) -> Any:
@@ -142,11 +163,53 @@ def cache_path(kind: str, key: str, suffix: str = "", *, name: str | None = None
     return cache_dir() / kind / (f"{slug(name)}-{key}{suffix}" if name else f"{key}{suffix}")
 
 
+def set_aside(path: str | Path, problem: str, then: str = "computed again") -> Path:
+    """Move the damaged ``path`` (a file or a folder) to ``<name>.damaged``, replacing an older
+    one, and say so with a :class:`DamagedCacheWarning` (``then``: what happens next); returns
+    where it went."""
+    path = Path(path)
+    aside = path.with_name(f"{path.name}.damaged")
+    if aside.is_dir():
+        shutil.rmtree(aside)
+    path.replace(aside)  # also replaces an older damaged file
+    warnings.warn(f"{path} is damaged ({problem}); moved aside to {aside.name} and {then}",
+                  DamagedCacheWarning, stacklevel=3)
+    return aside
+
+
+def read_or_set_aside(path: str | Path, read: Callable[[Path], T]) -> T | None:
+    """``read(path)``; None when ``path`` does not exist or is damaged (``read`` raises one of
+    :data:`DAMAGE`), in which case it is :func:`set_aside` first.
+
+    ``read`` must read everything it returns (not a lazy view of the file), so that damage shows
+    here rather than later.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        return read(path)
+    except DAMAGE as err:
+        first_line = (str(err).splitlines() or [""])[0][:200]
+        set_aside(path, f"{type(err).__name__}: {first_line}")
+        return None
+
+
+def _read_json(path: Path) -> tuple[Any]:
+    return (json.loads(path.read_text()),)  # in a tuple: a stored null is not "no value"
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as stored:  # lazy: read every array now
+        return {name: stored[name] for name in stored.files}
+
+
 def cached_json(kind: str, key: str, compute: Callable[[], Any], *, cache: bool = True) -> Any:
-    """``compute()``, stored as JSON under ``(kind, key)`` and read back on later calls."""
+    """``compute()``, stored as JSON under ``(kind, key)`` and read back on later calls (a
+    damaged file is set aside and computed again: :func:`read_or_set_aside`)."""
     path = cache_path(kind, key, ".json")
-    if cache and path.exists():
-        return json.loads(path.read_text())
+    if cache and (found := read_or_set_aside(path, _read_json)) is not None:
+        return found[0]
     value = compute()
     if cache:
         write_json(path, value)
@@ -155,11 +218,11 @@ def cached_json(kind: str, key: str, compute: Callable[[], Any], *, cache: bool 
 
 def cached_arrays(kind: str, key: str, compute: Callable[[], dict[str, np.ndarray]], *,
                   cache: bool = True) -> dict[str, np.ndarray]:
-    """``compute()`` (a mapping of names to arrays), stored as ``.npz`` under ``(kind, key)``."""
+    """``compute()`` (a mapping of names to arrays), stored as ``.npz`` under ``(kind, key)``
+    (a damaged file is set aside and computed again: :func:`read_or_set_aside`)."""
     path = cache_path(kind, key, ".npz")
-    if cache and path.exists():
-        with np.load(path, allow_pickle=False) as stored:
-            return {name: stored[name] for name in stored.files}
+    if cache and (found := read_or_set_aside(path, _read_arrays)) is not None:
+        return found
     arrays = {name: np.asarray(value) for name, value in compute().items()}
     if cache:
         with atomic_file(path) as tmp, open(tmp, "wb") as fh:
@@ -175,6 +238,10 @@ class Checkpoint:
     :meth:`finish` yields a staging folder for the result; when the block succeeds the folder
     becomes :attr:`result` and the state is deleted, so that a finished computation is a lookup
     (:attr:`finished`). States are anything ``torch.save`` writes (tensors, arrays, dicts).
+
+    A damaged state (truncated, or a record whose CRC-32 fails) is set aside and :meth:`load`
+    returns None: the computation starts over. :meth:`read_result` does the same for a result
+    its reader cannot read.
 
     >>> import pathlib, tempfile
     >>> run = Checkpoint(pathlib.Path(tempfile.mkdtemp()) / "run")
@@ -212,13 +279,13 @@ class Checkpoint:
             torch.save(state, tmp)
 
     def load(self) -> Any:
-        """The last saved state (tensors on the CPU), or None."""
-        import torch
+        """The last saved state (tensors on the CPU), or None (none saved, or damaged)."""
+        return read_or_set_aside(self.state_file, _read_state)
 
-        if not self.state_file.exists():
-            return None
-        # Our own cache: optimiser and schedule states are more than weights_only reads.
-        return torch.load(self.state_file, map_location="cpu", weights_only=False)
+    def read_result(self, read: Callable[[Path], T]) -> T | None:
+        """``read(result)`` once finished, else None; a result that ``read`` finds damaged is
+        set aside whole, so that the computation runs again (:func:`read_or_set_aside`)."""
+        return read_or_set_aside(self.result, read) if self.finished else None
 
     @contextmanager
     def finish(self) -> Iterator[Path]:
@@ -226,3 +293,14 @@ class Checkpoint:
         with atomic_dir(self.result) as staging:
             yield staging
         self.state_file.unlink(missing_ok=True)
+
+
+def _read_state(path: Path) -> Any:
+    import torch
+
+    with zipfile.ZipFile(path) as archive:  # torch.load does not check the CRCs torch.save writes
+        bad = archive.testzip()
+    if bad is not None:
+        raise zipfile.BadZipFile(f"bad CRC-32 for record {bad}")
+    # Our own cache: optimiser and schedule states are more than weights_only reads.
+    return torch.load(path, map_location="cpu", weights_only=False)

@@ -22,8 +22,11 @@ code and in ``mittens``) over mini-batches of entries, and returns the word vect
 - Deterministic for a fixed ``seed``: initialisation, batches and their order per epoch come from
   seeded generators, and the sums run in a fixed order.
 - Cached by content (:mod:`biasbook.store`): the key is the matrix's hash, the hyper-parameters
-  and :data:`CODE_VERSION`. A checkpoint is written atomically after every epoch, so an interrupted
-  training resumes at the last finished epoch.
+  and :data:`CODE_VERSION`. A :class:`~biasbook.store.Checkpoint` (parameters, accumulators and
+  losses) is written atomically after every epoch, so an interrupted training resumes at the last
+  finished epoch; the epoch's seed is ``[seed, epoch]``, so no random state needs saving and a
+  resumed training equals an uninterrupted one. A damaged checkpoint or result is set aside with
+  a warning and the training runs again.
 - Initialisation as GloVe's C code: uniform in [-0.5, 0.5) / dim for vectors and biases.
 
 Differences from GloVe's C code (``glove.c``), which updates after every single entry with its
@@ -61,6 +64,7 @@ from biasbook.embeddings import glove_steps
 
 CODE_VERSION = 2  # bump when a change alters trained vectors
 KIND = "glove"
+VECTORS = "vectors.npz"  # the result: W, C, bw, bc and the losses (JSON text)
 
 
 @dataclass(frozen=True)
@@ -154,32 +158,46 @@ def train(
              "backend": backend, "device": device if backend == "torch" else None}
     untrained = _untrained(coo, vocab)
     key = store.content_key(KIND, CODE_VERSION, _matrix_hash(coo), list(vocab), hyper)
-    final = store.cache_path(KIND, key, ".npz")
-    if cache and final.exists():
-        with np.load(final, allow_pickle=False) as z:
-            params = {k: z[k] for k in ("W", "C", "bw", "bc")}
-            losses = json.loads(str(z["losses"]))
-        return GloveFit(_keyed(vocab, params), params, losses, [], key, untrained)
+    checkpoint = store.Checkpoint(store.cache_path(KIND, key)) if cache else None
+    if checkpoint is not None:
+        _adopt_flat_file(checkpoint, key)
+        found = checkpoint.read_result(_read_vectors)
+        if found is not None:
+            params, losses = found
+            return GloveFit(_keyed(vocab, params), params, losses, [], key, untrained)
     trainer = _Trainer(coo, dim, x_max, alpha, lr, initial_accumulator, batch_size, seed, init,
                        backend, device)
-    checkpoint = store.cache_path(KIND, key, ".partial.npz")
-    if cache and checkpoint.exists():
-        trainer.load(checkpoint)
+    state = checkpoint.load() if checkpoint is not None else None
+    if state is not None:
+        trainer.p, trainer.acc, trainer.losses = state["p"], state["acc"], state["losses"]
     seconds = []
     for _ in tqdm(range(len(trainer.losses), epochs), desc="GloVe epochs",
                   initial=len(trainer.losses), total=epochs, disable=not progress):
         start = time.perf_counter()
         trainer.epoch()
         seconds.append(time.perf_counter() - start)
-        if cache:
-            trainer.save(checkpoint)
+        if checkpoint is not None:
+            checkpoint.save({"p": trainer.p, "acc": trainer.acc, "losses": trainer.losses})
     params = trainer.arrays()
-    if cache:
-        with store.atomic_file(final) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **params, losses=np.array(json.dumps(trainer.losses)))
-        checkpoint.unlink(missing_ok=True)
+    if checkpoint is not None:
+        with checkpoint.finish() as out:
+            np.savez(out / VECTORS, **params, losses=np.array(json.dumps(trainer.losses)))
     return GloveFit(_keyed(vocab, params), params, list(trainer.losses), seconds, key,
                     untrained)
+
+
+def _read_vectors(result) -> tuple[dict[str, np.ndarray], list[float]]:
+    with np.load(result / VECTORS, allow_pickle=False) as z:
+        return {k: z[k] for k in _Trainer.NAMES}, json.loads(str(z["losses"]))
+
+
+def _adopt_flat_file(checkpoint: store.Checkpoint, key: str) -> None:
+    """Move vectors cached before checkpoints were folders (``glove/<key>.npz``, the same
+    contents) into ``checkpoint``'s result, so that they are not trained again."""
+    flat = store.cache_path(KIND, key, ".npz")
+    if flat.is_file() and not checkpoint.finished:
+        with checkpoint.finish() as out:
+            flat.replace(out / VECTORS)
 
 
 class _Trainer:
@@ -243,19 +261,6 @@ class _Trainer:
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: v.copy() for k, v in self.p.items()}
-
-    def save(self, path) -> None:
-        arrays = {**self.p, **{f"acc_{k}": v for k, v in self.acc.items()},
-                  "losses": np.array(json.dumps(self.losses))}
-        with store.atomic_file(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
-
-    def load(self, path) -> None:
-        with np.load(path, allow_pickle=False) as z:
-            for k in self.NAMES:
-                self.p[k] = z[k].copy()
-                self.acc[k] = z[f"acc_{k}"].copy()
-            self.losses = json.loads(str(z["losses"]))
 
 
 def _entries(matrix) -> sparse.coo_matrix:
