@@ -83,6 +83,42 @@ def test_topic_prompts_take_each_topic_once_with_its_side():
         personas.topic_prompts(pairs, topic_text="label")
 
 
+def test_topic_prompts_mark_a_topic_filled_only_if_no_passing_pair_holds_it():
+    # Football is in a passing and a filled pair (passing wins, whichever comes first); Pets
+    # and Cars are only in filled pairs; Cooking only in a passing one
+    pairs = pd.DataFrame({"region": "X", "female_topic": ["Pets", "Cooking", "Pets"],
+                          "male_topic": ["Football", "Football", "Cars"],
+                          "female_words": [["cat"], ["food"], ["cat"]],
+                          "male_words": [["goal"], ["goal"], ["car"]],
+                          "pairs": ["filled", "passing", "filled"]})
+    table = personas.topic_prompts(pairs)
+    assert table[["topic", "topic_gender", "pairs"]].values.tolist() == [
+        ["Pets", "F", "filled"], ["Football", "M", "passing"], ["Cooking", "F", "passing"],
+        ["Cars", "M", "filled"]]
+    assert "pairs" not in personas.topic_prompts(pairs.drop(columns="pairs"))
+
+
+def test_gender_changes_with_length_by_hand():
+    # two runs of two topics at 8 and 24 tokens: unknown -> F, M -> M, F -> M, unknown -> unknown
+    table = pd.DataFrame({"model": "m", "region": "X", "run": [0, 0, 1, 1] * 2,
+                          "topic": ["a", "b"] * 4, "topic_gender": ["F", "M"] * 4,
+                          "max_new_tokens": [8] * 4 + [24] * 4,
+                          "persona_gender": ["", "M", "F", "", "F", "M", "M", ""]})
+    changes = personas.gender_changes(table)
+    assert (changes.index.name, changes.columns.name) == ("8 tokens", "24 tokens")
+    assert changes.to_dict("index") == {"?": {"?": 1, "F": 1, "M": 0},
+                                        "F": {"?": 0, "F": 0, "M": 1},
+                                        "M": {"?": 0, "F": 0, "M": 1}}
+    table["mismatch"] = [None if not g else g != t for g, t in
+                         zip(table["persona_gender"], table["topic_gender"], strict=True)]
+    rates = personas.mismatch_rates(table, by=["max_new_tokens"]).set_index(
+        ["max_new_tokens", "run"])
+    # 8 tokens: run 0 reads only b (M, a match), run 1 only a (F, a match); 24 tokens: run 0
+    # reads both (both match), run 1 only a (M for an F topic: a mismatch)
+    assert rates["mismatch"].to_dict() == {(8, 0): 0.0, (8, 1): 0.0, (24, 0): 0.0, (24, 1): 1.0}
+    assert rates["unknown"].to_dict() == {(8, 0): 0.5, (8, 1): 0.5, (24, 0): 0.0, (24, 1): 0.5}
+
+
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="unknown persona setting"):
         personas.PersonaSettings.from_mapping({"model": ["smollm2-135m"]})
@@ -123,6 +159,27 @@ def test_left_padding_does_not_change_a_prompt_s_continuation(tiny_causal, priva
     batch = personas.generate(tiny_causal, ["the cat", "a dog was very good and lazy"], seed=0,
                               temperature=1e-4, max_new_tokens=6, cache=False)
     assert batch[0] == alone[0]
+
+
+def test_personas_keep_the_mark_and_longer_personas_continue_the_shorter(
+        tiny_causal, private_cache, one_torch_thread, monkeypatch):
+    monkeypatch.setattr(personas, "_model", lambda name: tiny_causal)
+    pairs = pd.DataFrame({"region": ["X", "Y"], "female_topic": ["Pets", "Cooking"],
+                          "male_topic": ["Cars", "Football"], "female_words": [["cat"]] * 2,
+                          "male_words": [["car"]] * 2, "pairs": ["passing", "filled"]})
+    settings = {"models": ["tiny"], "runs": 2, "max_new_tokens": 4}
+    table = personas.personas(pairs, settings, progress=False)
+    assert table.groupby("region")["pairs"].unique().map(list).to_dict() == {
+        "X": ["passing"], "Y": ["filled"]}
+    lengths = personas.by_length(pairs, settings, region="Y", max_new_tokens=[4, 12],
+                                 progress=False)
+    assert lengths.groupby("max_new_tokens").size().to_dict() == {4: 4, 12: 4}  # 2 topics x 2 runs
+    assert (lengths["region"] == "Y").all() and (lengths["pairs"] == "filled").all()
+    short, long = (lengths[lengths["max_new_tokens"] == n]["persona"].tolist() for n in (4, 12))
+    assert short == table.loc[table["region"] == "Y", "persona"].tolist()  # the same samples
+    assert all(b.startswith(a) and len(b) > len(a) for a, b in zip(short, long, strict=True))
+    with pytest.raises(ValueError, match="no pairs of region 'Z'"):
+        personas.by_length(pairs, settings, region="Z", max_new_tokens=[4, 12])
 
 
 @pytest.mark.slow

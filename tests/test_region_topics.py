@@ -146,6 +146,22 @@ def test_umass_matches_the_formula_on_a_toy_corpus():
     assert got[2] < got[0]  # never co-occurring words are the least coherent
 
 
+def test_umass_and_mimnos_plus_one_form_rank_equal_length_topics_oppositely():
+    """The counterexample to "the +1 form ranks topics of equal length the same": two-word
+    topics, so one pair each, and every document frequency counted by hand (n = 12 documents).
+    """
+    docs = ([["alpha", "beta"], ["alpha"]]                      # D(alpha) = 2, D(alpha, beta) = 1
+            + [["gamma", "delta"]] * 6 + [["gamma"]] * 4)       # D(gamma) = 10, D(gamma, delta) = 6
+    rare, frequent = ["alpha", "beta"], ["gamma", "delta"]
+    gensim_form = topics.umass([rare, frequent], docs)
+    # gensim: log((D(w2, w1) / n + 1e-12) / (D(w1) / n))
+    assert gensim_form[0] == pytest.approx(math.log(1 / 2))     # -0.693
+    assert gensim_form[1] == pytest.approx(math.log(6 / 10))    # -0.511: the frequent pair leads
+    # Mimno et al.: log((D(w2, w1) + 1) / D(w1))
+    mimno = [math.log((1 + 1) / 2), math.log((6 + 1) / 10)]     # 0 and -0.357: the rare one leads
+    assert gensim_form[1] > gensim_form[0] and mimno[0] > mimno[1]
+
+
 def test_umass_refuses_words_absent_from_the_corpus():
     with pytest.raises(ValueError, match="absent"):
         topics.umass([["cat", "unicorn"]], [["cat", "dog"]])
@@ -229,6 +245,43 @@ def test_select_pairs_or_and_conditions_and_nearest_fill():
     assert not nearest["passes"].any() and nearest["rank"].tolist() == [1, 2]
     with pytest.raises(ValueError, match="condition"):
         topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="xor")
+
+
+def test_filled_pairs_are_marked_after_the_passing_ones():
+    she, he = np.eye(3)[0], np.eye(3)[1]
+    female, male = _tables()
+    f_vec = np.stack([_vec(0.6, 0.3), _vec(0.2, 0.5)])
+    m_vec = np.stack([_vec(0.5, 0.6), _vec(0.5, 0.205)])
+    # under "and" the distance is the larger difference: F1-M6 0.005 passes 0.01; the failing
+    # pairs by distance: F0-M5 0.2, F0-M6 0.395, F1-M5 0.4
+    table = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
+                                n_pairs=3, nearest=True)
+    assert table[["female_topic", "male_topic", "pairs"]].values.tolist() == [
+        ["F1", "M6", "passing"], ["F0", "M5", "filled"], ["F0", "M6", "filled"]]
+    assert table["passes"].tolist() == [True, False, False]
+    assert table["distance"].tolist() == pytest.approx([0.005, 0.2, 0.395])
+    unfilled = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
+                                   n_pairs=3)
+    assert unfilled["pairs"].tolist() == ["passing"]  # without nearest nothing is filled
+    assert set(topics.PAIR_MARKS) == {"passing", "filled"}
+
+
+def test_candidates_are_passing_filled_or_failing_by_hand():
+    she, he = np.eye(3)[0], np.eye(3)[1]
+    female, male = _tables()
+    f_vec = np.stack([_vec(0.6, 0.3), _vec(0.2, 0.5)])
+    m_vec = np.stack([_vec(0.5, 0.6), _vec(0.5, 0.205)])
+    options = {"she": she, "he": he, "region": "R", "condition": "and", "nearest": True}
+    every = topics.select_pairs(female, male, f_vec, m_vec, n_pairs=4, **options)
+    top = topics.select_pairs(female, male, f_vec, m_vec, n_pairs=2, **options)
+    marked = topics.mark_filled(every, top)
+    # F1-M6 passes (0.005); two places: the nearest failing pair F0-M5 (0.2) fills the second
+    assert marked[["female_topic", "male_topic", "pairs"]].values.tolist() == [
+        ["F1", "M6", "passing"], ["F0", "M5", "filled"], ["F0", "M6", "failing"],
+        ["F1", "M5", "failing"]]
+    # the same pairs in another region are not filled there
+    other = topics.mark_filled(every.assign(region="S"), top)
+    assert other["pairs"].tolist() == ["passing", "failing", "failing", "failing"]
 
 
 def test_settings_refuse_unknown_keys_and_scale_the_topic_size():

@@ -115,6 +115,39 @@ def test_table4_has_one_row_per_pair_and_a_column_per_domain():
     assert math.isnan(table["ours_tweets"].iloc[0])
 
 
+def test_filled_pairs_keep_their_mark_and_are_set_beside_the_passing_ones():
+    """A passing pair whose words point the pair's way and a filled pair pointing the other way:
+    +d and -d in closed form, so the passing set's mean is +d, the filled set's -d, both 0."""
+    gender = rw.gender_words("Europe", terms="table-12", names=False)
+    home, work = _one_pair().iloc[0]["female_words"], _one_pair().iloc[0]["male_words"]
+    kv = _vectors({(1.0, 0.2): gender["male"] + work, (0.1, 1.0): gender["female"] + home})
+    swapped = _one_pair().rename(columns={"female_words": "male_words",
+                                          "male_words": "female_words"}).assign(rank=2)
+    pairs = pd.concat([_one_pair().assign(pairs="passing"), swapped.assign(pairs="filled")],
+                      ignore_index=True)
+    out = rw.weat_by_domain(pairs, {"un": {"Europe": kv}}, terms="table-12", names=False,
+                            oov="drop")
+    d = _closed_form(8)
+    assert out[["rank", "pairs"]].values.tolist() == [[1, "passing"], [2, "filled"]]
+    assert out["effect_size"].tolist() == pytest.approx([d, -d])
+    table = rw.table4(out)
+    assert table[["rank", "pairs"]].values.tolist() == [[1, "passing"], [2, "filled"]]
+    assert rw.heatmap_frame(table).index.tolist() == ["Europe P1: Home - Work",
+                                                      "Europe P2: Home - Work [filled]"]
+    sets = rw.pair_sets(out).set_index("pairs")
+    assert sets["n_pairs"].to_dict() == {"passing": 1, "filled": 1, "passing+filled": 2}
+    assert sets["mean_effect"].tolist() == pytest.approx([d, -d, 0.0], abs=1e-12)
+    assert sets["positive"].tolist() == [1.0, 0.0, 0.5]
+    # a region with no passing pair has an empty passing set: NaN, not 0
+    none_pass = rw.pair_sets(out[out["pairs"] == "filled"]).set_index("pairs")
+    assert none_pass.loc["passing", "n_pairs"] == 0
+    assert math.isnan(none_pass.loc["passing", "mean_effect"])
+    # pairs without a mark (a reader's own) get no mark column
+    assert "pairs" not in rw.region_weat(_one_pair(), {"Europe": kv}, terms="table-12",
+                                         names=False, oov="drop")
+    assert (rw.paper_pairs()["pairs"] == "passing").all()  # Table 3 lists passing pairs only
+
+
 def test_caliskan_test_per_region_in_closed_form_with_paper_numbers():
     test = wr.caliskan_tests()["names-career-family"]
     kv = _vectors({(1.0, 0.1): [*test.x, *test.a], (0.2, 1.0): [*test.y, *test.b]})

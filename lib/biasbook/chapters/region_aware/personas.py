@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cache
 
 import numpy as np
@@ -103,7 +103,9 @@ def persona_gender(text: str) -> tuple[str, str]:
 
 def topic_prompts(pairs: pd.DataFrame, *, topic_text: str = "name") -> pd.DataFrame:
     """The distinct topics of the pairs, one row each: ``region``, ``topic`` (the text put in
-    the prompt), ``topic_gender`` (F for a pair's female topic, M for its male one), ``words``.
+    the prompt), ``topic_gender`` (F for a pair's female topic, M for its male one), ``words``,
+    and, where the pairs are marked (:data:`.topics.PAIR_MARKS`), ``pairs``: ``"passing"`` if
+    the topic is in a passing pair, ``"filled"`` if only filled pairs hold it.
 
     >>> pairs = pd.DataFrame({"region": ["X", "X"], "female_topic": ["Cooking", "Cooking"],
     ...     "male_topic": ["Football", "Cars"], "female_words": [["food", "cook", "eat"]] * 2,
@@ -112,15 +114,20 @@ def topic_prompts(pairs: pd.DataFrame, *, topic_text: str = "name") -> pd.DataFr
     [['Cooking', 'F'], ['Football', 'M'], ['Cars', 'M']]
     """
     validate.choice("topic_text", topic_text, TOPIC_TEXTS)
+    marked = "pairs" in pairs
     rows = []
     for _, pair in pairs.iterrows():
         for gender, side in (("F", "female"), ("M", "male")):
             words = list(pair[f"{side}_words"])
             text = pair[f"{side}_topic"] if topic_text == "name" else ", ".join(words[:3])
             rows.append({"region": pair["region"], "topic": text, "topic_gender": gender,
-                         "words": words})
-    frame = pd.DataFrame(rows, columns=["region", "topic", "topic_gender", "words"])
-    return frame.drop_duplicates(["region", "topic", "topic_gender"]).reset_index(drop=True)
+                         "words": words, **({"pairs": pair["pairs"]} if marked else {})})
+    keys = ["region", "topic", "topic_gender"]
+    frame = pd.DataFrame(rows, columns=[*keys, "words", *(["pairs"] if marked else [])])
+    if marked:
+        frame["pairs"] = frame.groupby(keys, sort=False)["pairs"].transform(
+            lambda marks: "passing" if marks.eq("passing").any() else "filled")
+    return frame.drop_duplicates(keys).reset_index(drop=True)
 
 
 def render(tokenizer, region: str, topic: str) -> str:
@@ -170,11 +177,13 @@ def _sample(lm: models.LanguageModel, prompts: list[str], seed: int, temperature
 def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = None, *,
              progress: bool = True, cache: bool = True) -> pd.DataFrame:
     """One row per (model, run, topic): ``model``, ``run``, ``region``, ``topic``,
-    ``topic_gender``, ``persona``, ``persona_gender``, ``rule``, ``mismatch`` (``None`` where
-    the persona's gender is unknown)."""
+    ``topic_gender``, the topic's ``pairs`` mark where the pairs have one (:func:`topic_prompts`),
+    ``persona``, ``persona_gender``, ``rule``, ``mismatch`` (``None`` where the persona's gender
+    is unknown)."""
     if not isinstance(settings, PersonaSettings):
         settings = PersonaSettings.from_mapping(settings)
     prompts = topic_prompts(pairs, topic_text=settings.topic_text)
+    mark = ["pairs"] if "pairs" in prompts else []
     rows = []
     jobs = [(m, r, region) for m in settings.models for r in range(settings.runs)
             for region in dict.fromkeys(prompts["region"])]
@@ -188,11 +197,51 @@ def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = N
         for (_, row), text in zip(part.iterrows(), texts, strict=True):
             gender, rule = persona_gender(text)
             rows.append({"model": name, "run": run, "region": region, "topic": row["topic"],
-                         "topic_gender": row["topic_gender"], "persona": text,
-                         "persona_gender": gender, "rule": rule,
+                         "topic_gender": row["topic_gender"], **row[mark].to_dict(),
+                         "persona": text, "persona_gender": gender, "rule": rule,
                          "mismatch": None if not gender else gender != row["topic_gender"]})
-    return pd.DataFrame(rows, columns=["model", "run", "region", "topic", "topic_gender",
+    return pd.DataFrame(rows, columns=["model", "run", "region", "topic", "topic_gender", *mark,
                                        "persona", "persona_gender", "rule", "mismatch"])
+
+
+def by_length(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = None, *,
+              region: str, max_new_tokens: Sequence[int], models: Sequence[str] | None = None,
+              progress: bool = True, cache: bool = True) -> pd.DataFrame:
+    """:func:`personas` of one region's topics once per length in ``max_new_tokens``, stacked
+    with a ``max_new_tokens`` column (``models``: ``None`` for the settings' models).
+
+    Run ``r`` samples with seed ``seed + r`` at every length, so a longer persona is the shorter
+    one continued (the same random draws come first): the lengths differ only in how much text
+    the gender is read from.
+    """
+    if not isinstance(settings, PersonaSettings):
+        settings = PersonaSettings.from_mapping(settings)
+    if region not in set(pairs["region"]):
+        raise ValueError(f"no pairs of region {region!r}; regions: "
+                         f"{list(dict.fromkeys(pairs['region']))}")
+    if models is not None:
+        settings = replace(settings, models=tuple(validate.word_list("models", models)))
+    one = pairs[pairs["region"] == region]
+    return pd.concat([personas(one, replace(settings, max_new_tokens=n), progress=progress,
+                               cache=cache).assign(max_new_tokens=n)
+                      for n in max_new_tokens], ignore_index=True)
+
+
+def gender_changes(table: pd.DataFrame) -> pd.DataFrame:
+    """How the gender read off each persona of :func:`by_length` changes from the shortest to
+    the longest length: counts of (gender at the shortest, at the longest), ``?`` for unknown.
+
+    >>> table = pd.DataFrame({"model": "m", "run": 0, "region": "X", "topic_gender": "F",
+    ...     "topic": ["a", "b", "c"] * 2, "max_new_tokens": [8] * 3 + [24] * 3,
+    ...     "persona_gender": ["", "M", "F", "F", "M", "M"]})
+    >>> gender_changes(table).to_dict("index")
+    {'?': {'F': 1, 'M': 0}, 'F': {'F': 0, 'M': 1}, 'M': {'F': 0, 'M': 1}}
+    """
+    keys = ["model", "run", "region", "topic", "topic_gender"]
+    wide = (table.set_index([*keys, "max_new_tokens"])["persona_gender"].replace("", "?")
+            .unstack("max_new_tokens"))
+    short, long = min(wide.columns), max(wide.columns)
+    return pd.crosstab(wide[short].rename(f"{short} tokens"), wide[long].rename(f"{long} tokens"))
 
 
 def mismatch_rates(table: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:

@@ -22,6 +22,10 @@ Choices, each an option:
   n-grams and lists the words so synthesised; ``"drop"`` treats them as OOV (WEAT drops them, and
   a set keeping under half its words makes the test not computable).
 
+Pairs may carry a ``pairs`` mark (:data:`.topics.PAIR_MARKS`: ``"passing"``, or ``"filled"``
+for a failing pair that :func:`.topics.topic_pairs` filled in); every result row, Table 4 row and
+heat-map row keeps it, and :func:`pair_sets` sets the passing pairs beside the filled ones.
+
 Words are lower-cased (the corpora are). :func:`keybert_words` gives a topic's KeyBERT words from
 its documents (KeyBERT 0.9 with the offline all-MiniLM-L6-v2; the topic's embedding is the mean
 embedding of its documents, so long topics are not truncated to the encoder's window).
@@ -78,13 +82,14 @@ def gender_words(region: str, *, terms: str = "text", names: bool = True) -> dic
 def paper_pairs(regions: Sequence[str] | None = None) -> pd.DataFrame:
     """The paper's topic pairs (Table 3) with their Table 12 words and Table 4 effect sizes:
     ``region``, ``rank`` (P1..P5 as 1..5), ``female_topic``, ``male_topic``, ``female_words``,
-    ``male_words``, ``paper_reddit``, ``paper_un``."""
+    ``male_words``, ``pairs`` (``"passing"``: Table 3 lists pairs that met Sec. 4.2's
+    condition), ``paper_reddit``, ``paper_un``."""
     pairs = datafiles.paper_results(CHAPTER)["table3_4_topic_pairs"]
     words = _terms()["topics"]
     rows = [{"region": region, "rank": int(p["pair"][1:]), "female_topic": p["female"],
              "male_topic": p["male"], "female_words": list(words[region][p["female"]]),
-             "male_words": list(words[region][p["male"]]), "paper_reddit": p["reddit"],
-             "paper_un": p["un"]}
+             "male_words": list(words[region][p["male"]]), "pairs": "passing",
+             "paper_reddit": p["reddit"], "paper_un": p["un"]}
             for region, listed in pairs.items() for p in listed
             if regions is None or region in regions]
     return pd.DataFrame(rows)
@@ -119,7 +124,8 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
 
     Columns: :data:`RESULT_COLUMNS` (``synthesised``: words answered from n-grams only;
     ``oov``: words dropped; ``shared``: words in both a gender list and a topic list, which WEAT
-    keeps, as the paper's lists do) plus any ``paper_*`` columns of ``pairs``. A pair whose
+    keeps, as the paper's lists do) plus the ``pairs`` mark and any ``paper_*`` columns of
+    ``pairs``. A pair whose
     region has no vectors in this domain is a row with ``computable=False`` and the reason.
     ``weat_options`` go to :func:`biasbook.metrics.weat.weat`.
     """
@@ -130,7 +136,7 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
         region = pair["region"]
         row = {"domain": domain, **{k: pair[k] for k in ("region", "rank", "female_topic",
                                                           "male_topic")}}
-        row |= {k: pair[k] for k in pair.index if str(k).startswith("paper_")}
+        row |= {k: pair[k] for k in pair.index if _carried(k)}
         gender = gender_words(region, terms=terms, names=names)
         sets = _sets(pair, gender, roles)
         topic_words = set(pair["female_words"]) | set(pair["male_words"])
@@ -152,8 +158,12 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
                 "oov": "; ".join(f"{s}: {', '.join(ws)}" for s, ws in result.oov.items() if ws)}
         rows.append(row)
     frame = pd.DataFrame(rows)
-    extra = [c for c in frame if c.startswith("paper_")]
-    return frame[RESULT_COLUMNS + extra]
+    return frame[RESULT_COLUMNS + [c for c in frame if _carried(c)]]
+
+
+def _carried(column) -> bool:
+    """A column of the pairs that every result row keeps: the mark and the paper's numbers."""
+    return column == "pairs" or str(column).startswith("paper_")
 
 
 #: The paper's Table 4 column each evaluation domain is compared with (tweets stand in for Reddit).
@@ -188,8 +198,10 @@ def subword_summary(results: pd.DataFrame) -> pd.DataFrame:
 
 def table4(results: pd.DataFrame) -> pd.DataFrame:
     """Table 4's layout: one row per (region, pair), one effect-size column per domain, the
-    paper's Reddit and UN columns beside them when the pairs carried them."""
+    paper's Reddit and UN columns beside them when the pairs carried them, and the ``pairs``
+    mark where the pairs had one."""
     index = ["region", "rank", "female_topic", "male_topic"]
+    index += ["pairs"] if "pairs" in results else []
     wide = results.set_index([*index, "domain"])["effect_size"].unstack("domain")
     wide.columns = [f"ours_{c}" for c in wide.columns]
     paper = [c for c in results if c.startswith("paper_")]  # not the per-domain "paper"
@@ -202,12 +214,51 @@ def table4(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def heatmap_frame(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows "region P<rank>: F topic - M topic", columns the effect-size columns of
-    :func:`table4` (ours per domain, then the paper's)."""
+    """Rows "region P<rank>: F topic - M topic" (ending " [filled]" for a filled pair),
+    columns the effect-size columns of :func:`table4` (ours per domain, then the paper's).
+
+    >>> table = pd.DataFrame({"region": ["Asia", "Asia"], "rank": [1, 2], "pairs": ["passing",
+    ...     "filled"], "female_topic": ["A", "B"], "male_topic": ["C", "D"], "ours_un": [0.5, 1]})
+    >>> heatmap_frame(table).index.tolist()
+    ['Asia P1: A - C', 'Asia P2: B - D [filled]']
+    """
     values = [c for c in table if c.startswith(("ours_", "paper_"))]
     labels = (table["region"] + " P" + table["rank"].astype(str) + ": " + table["female_topic"]
               + " - " + table["male_topic"])
+    if "pairs" in table:
+        labels = labels.where(table["pairs"] != "filled", labels + " [filled]")
     return table[values].set_axis(labels, axis=0).astype(float)
+
+
+#: The sets of :func:`pair_sets`: which ``pairs`` marks each holds.
+PAIR_SETS = {"passing": ("passing",), "filled": ("filled",),
+             "passing+filled": ("passing", "filled")}
+
+
+def pair_sets(results: pd.DataFrame, *, by: Sequence[str] = ("domain", "region")
+              ) -> pd.DataFrame:
+    """The region-aware WEAT on the passing pairs only, the filled pairs only and both (the
+    set the pipeline used): per group of ``by`` and set (column ``pairs``, :data:`PAIR_SETS`),
+    ``n_pairs``, ``computable``, ``mean_effect`` and ``positive`` (share of the computable
+    effects above 0, the pair's way) over the computable pairs; NaN where a set has none.
+
+    >>> results = pd.DataFrame({"domain": "un", "pairs": ["passing", "filled", "filled"],
+    ...                         "effect_size": [0.5, -0.25, float("nan")]})
+    >>> pair_sets(results, by=["domain"])[["pairs", "n_pairs", "mean_effect"]].values.tolist()
+    [['passing', 1, 0.5], ['filled', 2, -0.25], ['passing+filled', 3, 0.125]]
+    """
+    keys = validate.word_list("by", by)
+    rows = []
+    for group, part in results.groupby(keys, sort=False):
+        for name, marks in PAIR_SETS.items():
+            chosen = part[part["pairs"].isin(marks)]
+            effects = chosen["effect_size"].dropna()
+            rows.append({**dict(zip(keys, group, strict=True)), "pairs": name,
+                         "n_pairs": len(chosen), "computable": len(effects),
+                         "mean_effect": float(effects.mean()) if len(effects) else np.nan,
+                         "positive": float((effects > 0).mean()) if len(effects) else np.nan})
+    return pd.DataFrame(rows, columns=[*keys, "pairs", "n_pairs", "computable", "mean_effect",
+                                       "positive"])
 
 
 # --- KeyBERT topic words ---------------------------------------------------------------------

@@ -28,10 +28,16 @@ the region's examples (gensim ``CoherenceModel``, :func:`umass`): for the top wo
 :math:`w_1..w_N`,
 
 .. math:: C = \\frac{2}{N(N-1)} \\sum_{i=2}^{N}\\sum_{j<i}
-          \\log\\frac{D(w_i, w_j) + \\epsilon}{D(w_j)}
+          \\log\\frac{D(w_i, w_j) / n + \\epsilon}{D(w_j) / n}
 
-with :math:`D` document frequencies and gensim's :math:`\\epsilon = 10^{-12}` (Mimno et al. add
-1 and sum instead of averaging; the ranking of topics with ten words each is the same).
+with :math:`D` document frequencies over :math:`n` documents and gensim's
+:math:`\\epsilon = 10^{-12}`. Mimno et al. sum :math:`\\log\\frac{D(w_i, w_j) + 1}{D(w_j)}`
+instead. For topics of equal length the sum is the mean times a constant, but the +1 is not: it
+adds :math:`\\log(1 + 1/D(w_i, w_j))`, more to a rare pair of words than to a frequent one (and a
+pair that never co-occurs scores :math:`-\\log D(w_j)` instead of about :math:`\\log\\epsilon`),
+so the two forms can rank topics of equal length in opposite orders
+(``tests/test_region_topics.py`` has a hand-worked counterexample). The paper cites Mimno et al.
+without naming an implementation; the book uses gensim's.
 
 **Labels (Appendix H, L.2).** The top ``label_top`` topics of each gender get a label from a local
 instruct model through BERTopic's ``TextGeneration`` representation model, with the paper's
@@ -47,7 +53,8 @@ word embedded alone; the paper used stsb-bert-large, we use the same all-MiniLM-
 ``condition="or"`` reads "and/or" as an inclusive or, the default; ``"and"`` needs both). The
 candidates are the 10 most coherent topics of each gender and the top five pairs by mean
 coherence are kept (Table 3); ``nearest=True`` fills a region that has fewer passing pairs with
-its nearest failing ones, flagged ``passes=False``.
+its nearest failing ones, flagged ``passes=False`` and ``pairs="filled"`` (passing pairs:
+``pairs="passing"``), a mark that the region-aware WEAT and the personas carry on.
 
 >>> d_same, d_cross = pair_distances([[1.0, 0.0]], [[0.0, 1.0]], she=[1.0, 0.0], he=[0.0, 1.0])
 >>> float(d_same[0, 0]), float(d_cross[0, 0])
@@ -75,7 +82,10 @@ TOPICS_VERSION = 2  # bump when the fit, alignment, coherence or labelling below
 CONDITIONS = ("or", "and")
 ALIGNMENTS = ("probability", "share")
 PAIR_COLUMNS = ["region", "rank", "female_topic", "male_topic", "female_words", "male_words",
-                "distance", "passes", "d_same", "d_cross", "coherence", "female_id", "male_id"]
+                "distance", "passes", "pairs", "d_same", "d_cross", "coherence", "female_id",
+                "male_id"]
+#: The ``pairs`` mark: a pair below the threshold, or a failing one filled in by ``nearest``.
+PAIR_MARKS = ("passing", "filled")
 ENCODER = "all-minilm-l6-v2"
 #: Packages whose version keys the cached topics.
 _DISTRIBUTIONS = ("bertopic", "umap-learn", "hdbscan", "scikit-learn", "gensim", "transformers")
@@ -530,7 +540,9 @@ def select_pairs(female: pd.DataFrame, male: pd.DataFrame, female_vectors: np.nd
     if nearest and len(chosen) < n_pairs:
         failing = pairs[~pairs["passes"]].sort_values("distance", kind="stable")
         chosen = pd.concat([chosen, failing.head(n_pairs - len(chosen))])
-    return chosen.assign(rank=range(1, len(chosen) + 1))[PAIR_COLUMNS].reset_index(drop=True)
+    return chosen.assign(rank=range(1, len(chosen) + 1),
+                         pairs=np.where(chosen["passes"], *PAIR_MARKS).astype(object)
+                         )[PAIR_COLUMNS].reset_index(drop=True)
 
 
 def topic_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pairs: int = 5,
@@ -541,11 +553,11 @@ def topic_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pai
     Columns: ``region``, ``rank``, ``female_topic``, ``male_topic`` (names), ``female_words``,
     ``male_words`` (top-word lists), ``distance`` (``min`` of ``d_same`` and ``d_cross`` for
     ``condition="or"``, ``max`` for ``"and"``; the pair condition is ``distance < threshold``),
-    ``passes``, ``d_same``, ``d_cross``, ``coherence`` (mean u_mass of the two topics, the
-    ranking), ``female_id``, ``male_id``. The candidates are the ``candidates`` most coherent
-    topics of each gender. Passing pairs come first, by coherence; with ``nearest`` a region
-    with fewer than ``n_pairs`` passing pairs is filled with its failing pairs of smallest
-    distance.
+    ``passes``, ``pairs`` (``"passing"``, or ``"filled"`` for a failing pair filled in),
+    ``d_same``, ``d_cross``, ``coherence`` (mean u_mass of the two topics, the ranking),
+    ``female_id``, ``male_id``. The candidates are the ``candidates`` most coherent topics of
+    each gender. Passing pairs come first, by coherence; with ``nearest`` a region with fewer
+    than ``n_pairs`` passing pairs is filled with its failing pairs of smallest distance.
     """
     she, he = encoder().embed(["she", "he"], progress=False)
     frames = []
@@ -562,12 +574,43 @@ def topic_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pai
     return pd.concat(frames, ignore_index=True)
 
 
-def pair_counts(fits: Mapping[str, RegionTopics], *, candidates: int = 10,
+def pair_counts(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pairs: int = 5,
                 threshold: float = 0.01, condition: str = "or") -> pd.DataFrame:
-    """Per region: candidate pairs, how many pass the threshold, and the smallest distance."""
-    everything = topic_pairs(fits, candidates=candidates, n_pairs=candidates ** 2,
-                             threshold=threshold, condition=condition, nearest=True)
-    return (everything.groupby("region", sort=False)
+    """Per region: candidate pairs, how many pass the threshold, how many failing ones
+    :func:`topic_pairs` fills into its top ``n_pairs`` (``nearest=True``), the smallest
+    distance."""
+    every = candidate_pairs(fits, candidates=candidates, n_pairs=n_pairs, threshold=threshold,
+                            condition=condition)
+    return (every.groupby("region", sort=False)
             .agg(candidates=("passes", "size"), passing=("passes", "sum"),
+                 filled=("pairs", lambda marks: int((marks == "filled").sum())),
                  smallest_distance=("distance", "min"))
             .reset_index())
+
+
+def candidate_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pairs: int = 5,
+                    threshold: float = 0.01, condition: str = "or") -> pd.DataFrame:
+    """Every candidate pair of each region (the columns of :func:`topic_pairs`), its ``pairs``
+    mark saying what the top ``n_pairs`` with ``nearest=True`` make of it (:func:`mark_filled`).
+    """
+    options = {"candidates": candidates, "threshold": threshold, "condition": condition,
+               "nearest": True}
+    return mark_filled(topic_pairs(fits, n_pairs=candidates ** 2, **options),
+                       topic_pairs(fits, n_pairs=n_pairs, **options))
+
+
+def mark_filled(every: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
+    """``every`` candidate pair with ``pairs``: ``"passing"`` below the threshold, ``"filled"``
+    if ``top`` (the table the later notebooks use) filled it in, ``"failing"`` otherwise.
+
+    >>> every = pd.DataFrame({"region": "X", "female_id": [0, 0, 1], "male_id": [5, 6, 5],
+    ...                       "passes": [True, False, False]})
+    >>> top = every.head(2).assign(pairs=["passing", "filled"])
+    >>> mark_filled(every, top)["pairs"].tolist()
+    ['passing', 'filled', 'failing']
+    """
+    keys = ["region", "female_id", "male_id"]
+    filled = pd.MultiIndex.from_frame(top.loc[top["pairs"] == "filled", keys])
+    is_filled = pd.MultiIndex.from_frame(every[keys]).isin(filled)
+    return every.assign(pairs=np.select([every["passes"].astype(bool), is_filled],
+                                        list(PAIR_MARKS), "failing"))
