@@ -98,3 +98,44 @@ def test_unknown_words_are_named_the_same_way_for_every_model_kind(tok, arch, ki
     assert scores.unknown == tuple(sentences[1:])
     with pytest.raises(ValueError, match="hold tokens unknown"):
         slot_probabilities(lm, "people in {} are kind .", ["paris", "kenya"])
+
+
+@pytest.mark.bad_input(
+    'A sentence with no token to score: only special tokens (a literal `[MASK]`) under a masked '
+    'or encoder-decoder model, or one token under a causal model without a BOS token',
+    '`ValueError` naming the sentences and why, before any scoring (it used to score NaN with '
+    '0 tokens)')
+@pytest.mark.parametrize("arch,kind,method,mode", [
+    ("bert", "masked", "aul", "paper"), ("bert", "masked", "aula", "paper"),
+    ("bert", "masked", "pll", "paper"), ("bart", "encoder-decoder", "infill", "paper"),
+    ("bart", "encoder-decoder", "aul", "as-coded")])
+def test_a_sentence_with_no_token_to_score_is_named(tok, arch, kind, method, mode,
+                                                    private_cache):
+    lm = from_model(tiny_model(arch, len(tok)), tok, name=f"tiny-{arch}", kind=kind)
+    sentences = ["people in paris are kind .", "[MASK]", "[MASK] [MASK]"]
+    with pytest.raises(ValueError, match=r"2 sentence\(s\) have no token to score under "
+                                         r"tiny-.*\['\[MASK\]', '\[MASK\] \[MASK\]'\].*special"):
+        score_sentences(lm, sentences, method, mode=mode, progress=False)
+
+
+def test_one_token_under_a_causal_model_without_bos_is_named(tok, private_cache):
+    import copy
+
+    lm = copy.copy(from_model(tiny_model("llama", len(tok)), tok, name="tiny-llama"))
+    lm.prefix_ids = ()  # no BOS: a text's first token is never scored
+    with pytest.raises(ValueError, match=r"1 sentence\(s\) have no token .*\['a'\].*BOS"):
+        score_sentences(lm, ["the cat is good", "a"], progress=False)
+
+
+@pytest.mark.bad_input(
+    '`batch_tokens` of 0, below 0 or not a whole number, in `score_sentences` or '
+    '`slot_probabilities`',
+    '`ValueError` naming the setting and its value (0 used to mean the default silently)')
+@pytest.mark.parametrize("budget", [0, -5, 2.5, True])
+def test_a_batch_budget_below_one_token_is_refused(gpt, budget, private_cache):
+    with pytest.raises(ValueError, match=rf"batch_tokens must be a whole number >= 1.*"
+                                         rf"got {budget!r}"):
+        score_sentences(gpt, ["the cat is good"], batch_tokens=budget, progress=False)
+    with pytest.raises(ValueError, match="batch_tokens must be"):
+        slot_probabilities(gpt, "people in {} are kind .", ["paris", "london"],
+                           batch_tokens=budget)

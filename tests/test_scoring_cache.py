@@ -138,3 +138,40 @@ def test_the_cache_is_keyed_on_the_tokenizer_too():
     fresh = score_sentences(spelled, text, cache=False)
     np.testing.assert_array_equal(cached.mean, fresh.mean)
     assert cached.mean[0] != before.mean[0]
+
+
+@pytest.mark.bad_input(
+    'Weights changed in place (a training step, an edit of whole tensors) without '
+    '`lm.refresh_fingerprint()`, then scored with the cache',
+    'caught by a probe of 64 elements of every weight tensor (milliseconds): a warning, the '
+    'fingerprint is recomputed and the new weights scored, not the old weights\' cached scores '
+    '(an edit of a few elements can escape the probe: call `refresh_fingerprint()`)')
+def test_weights_changed_in_place_are_scored_afresh(lm):
+    import copy
+
+    import torch
+
+    lm = copy.copy(lm)
+    lm.model = copy.deepcopy(lm.model)
+    before = score_sentences(lm, TEXTS)
+    ids = torch.tensor([lm.encode(TEXTS[0])])
+    optimiser = torch.optim.SGD(lm.model.parameters(), lr=0.5)
+    lm.model(input_ids=ids, labels=ids).loss.backward()  # one training step, in place
+    optimiser.step()
+    with pytest.warns(UserWarning, match="weights of tiny-llama changed.*refresh_fingerprint"):
+        after = score_sentences(lm, TEXTS)
+    assert lm.fingerprint == models.fingerprint(lm.model)
+    np.testing.assert_allclose(after.mean, score_sentences(lm, TEXTS, cache=False).mean,
+                               atol=1e-6)
+    assert not np.allclose(after.mean, before.mean, atol=1e-4)
+
+
+def test_a_sentence_cached_without_scored_tokens_is_refused_too():
+    # Caches written before such sentences were refused hold an empty array for them.
+    tok = testing.tiny_tokenizer()
+    bert = models.from_model(testing.tiny_model("bert", len(tok)), tok, name="tiny-bert")
+    store = ScoreCache.for_model(bert)
+    store.put(sentences.method_key(bert, "aul", "paper"), {"[MASK]": np.zeros(0, np.float32)})
+    store.close()
+    with pytest.raises(ValueError, match=r"have no token to score.*\['\[MASK\]'\].*special"):
+        score_sentences(bert, ["[MASK]", TEXTS[0]])

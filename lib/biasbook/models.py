@@ -9,6 +9,12 @@ Every loaded model is a :class:`LanguageModel`: the torch module and tokenizer p
 (``masked``, ``causal``, ``encoder-decoder`` or ``encoder``), the token ids that start a scored text
 (``prefix_ids``), and a ``fingerprint`` (sha256 over config and weights) that keys every cache.
 
+**Changing weights in place.** The fingerprint is taken when the model is wrapped. After training
+or editing ``lm.model`` in place, call ``lm.refresh_fingerprint()``: caches keyed by the old
+fingerprint would otherwise hand back the old weights' results. The score cache catches what it
+cheaply can (:meth:`LanguageModel.check_fingerprint`, run before every cached scoring): a probe of
+every weight tensor, which sees any training step but not an edit of a few elements.
+
 >>> from transformers import BertConfig, BertForMaskedLM
 >>> from biasbook.testing import tiny_tokenizer
 >>> tok = tiny_tokenizer()
@@ -27,6 +33,7 @@ import logging
 import os
 import shutil
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +55,12 @@ class ModelError(RuntimeError):
 
 @dataclass
 class LanguageModel:
-    """A loaded model with what the scoring engine needs to know about it."""
+    """A loaded model with what the scoring engine needs to know about it.
+
+    ``fingerprint`` describes the weights as they were when the model was wrapped: after changing
+    ``model``'s weights in place (fine-tuning, a debiasing edit), call :meth:`refresh_fingerprint`
+    (see the module notes; the score cache detects most such changes, with a warning).
+    """
 
     name: str
     model: torch.nn.Module
@@ -62,9 +74,13 @@ class LanguageModel:
     #: score differently
     tokenizer_key: str = ""
 
+    #: :func:`weights_probe` of the weights that ``fingerprint`` describes
+    _probe: str = field(default="", init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if not self.tokenizer_key:
             self.tokenizer_key = tokenizer_key(self.tokenizer)
+        self._probe = weights_probe(self.model)
 
     @property
     def device(self) -> torch.device:
@@ -78,7 +94,19 @@ class LanguageModel:
         """Recompute the fingerprint after the weights changed (e.g. fine-tuning), so that no
         cache hands back scores of the old weights."""
         self.fingerprint = fingerprint(self.model)
+        self._probe = weights_probe(self.model)
         return self.fingerprint
+
+    def check_fingerprint(self) -> None:
+        """Recompute the fingerprint, with a warning, if :func:`weights_probe` shows that the
+        weights changed since it was taken (milliseconds; the score cache runs it before use)."""
+        if weights_probe(self.model) != self._probe:
+            old = self.fingerprint
+            if self.refresh_fingerprint() != old:
+                warnings.warn(f"the weights of {self.name} changed since its fingerprint was "
+                              "taken: fingerprint recomputed, so that no cache returns the old "
+                              "weights' results; call lm.refresh_fingerprint() after changing "
+                              "weights in place", stacklevel=3)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as they are scored.
@@ -104,6 +132,28 @@ def fingerprint(model: torch.nn.Module) -> str:
     for key, tensor in sorted(model.state_dict().items()):
         digest.update(key.encode())
         digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()
+
+
+#: Elements read per weight tensor by :func:`weights_probe`, evenly spaced.
+PROBE_SAMPLES = 64
+
+
+def weights_probe(model: torch.nn.Module) -> str:
+    """A cheap stand-in for :func:`fingerprint` that tells whether weights changed: the names,
+    shapes and dtypes of the state dict and :data:`PROBE_SAMPLES` evenly spaced elements of each
+    tensor. Any training step moves sampled elements; an edit of a few elements may miss them.
+    """
+    digest = hashlib.sha256()
+    samples = []
+    for key, tensor in model.state_dict(keep_vars=True).items():
+        digest.update(f"{key}:{tuple(tensor.shape)}:{tensor.dtype};".encode())
+        flat = tensor.detach().reshape(-1)
+        if flat.numel():
+            step = max(1, flat.numel() // PROBE_SAMPLES)
+            samples.append(flat[::step][:PROBE_SAMPLES].float())  # float32: any device has it
+    if samples:
+        digest.update(torch.cat(samples).cpu().numpy().tobytes())
     return digest.hexdigest()
 
 

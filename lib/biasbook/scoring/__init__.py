@@ -11,7 +11,9 @@ Speed without changing a score: batches are bucketed by length under a token bud
 the right with attention masks, so padding never reaches a scored token; logits are normalised only
 where a token is scored (logsumexp and gather, in chunks); causal sentences sharing a token prefix
 run it once and reuse its key/value cache. Scores persist by (model fingerprint, method, query) in
-``cache_dir()/scores`` (:class:`ScoreCache`), batch by batch.
+``cache_dir()/scores`` (:class:`ScoreCache`), batch by batch. The fingerprint is taken when a model
+is loaded: after training or editing its weights in place, call ``lm.refresh_fingerprint()`` (the
+cache's cheap probe catches most such changes and recomputes it, with a warning).
 
 >>> from biasbook.models import from_model
 >>> from biasbook.testing import tiny_model, tiny_tokenizer

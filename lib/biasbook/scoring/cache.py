@@ -16,6 +16,7 @@ row whose checksum fails is recomputed; both with a warning.
 
 from __future__ import annotations
 
+import numbers
 import sqlite3
 import time
 import warnings
@@ -30,6 +31,7 @@ from tqdm.auto import tqdm
 from biasbook.models import LanguageModel
 from biasbook.paths import cache_dir
 from biasbook.scoring.batching import cpu_threads, default_batch_tokens
+from biasbook.store import DamagedCacheWarning
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS scores (
     method TEXT NOT NULL, query TEXT NOT NULL, dtype TEXT NOT NULL, value BLOB NOT NULL,
@@ -50,7 +52,10 @@ class ScoreCache:
 
     @classmethod
     def for_model(cls, lm: LanguageModel) -> ScoreCache:
-        """The cache of ``lm``'s weights read through ``lm``'s tokenizer."""
+        """The cache of ``lm``'s weights read through ``lm``'s tokenizer; a fingerprint left
+        stale by weights changed in place is recomputed first
+        (:meth:`~biasbook.models.LanguageModel.check_fingerprint`)."""
+        lm.check_fingerprint()
         return cls(cache_dir() / "scores" / f"{lm.fingerprint}-{lm.tokenizer_key}.sqlite")
 
     def get(self, method: str, queries: Iterable[str]) -> dict[str, np.ndarray]:
@@ -69,7 +74,7 @@ class ScoreCache:
                 found[query] = np.frombuffer(value, dtype=np.dtype(dtype)).copy()
         if damaged:
             warnings.warn(f"score cache {self.path}: {damaged} damaged row(s) ignored and "
-                          "recomputed", stacklevel=3)
+                          "recomputed", DamagedCacheWarning, stacklevel=3)
         return found
 
     def put(self, method: str, values: Mapping[str, np.ndarray]) -> None:
@@ -120,7 +125,7 @@ class ScoreCache:
         self.close()
         aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
         warnings.warn(f"score cache {self.path} is damaged ({err}); moved to {aside.name}, "
-                      "starting an empty one", stacklevel=5)
+                      "starting an empty one", DamagedCacheWarning, stacklevel=5)
         for suffix in ("", "-wal", "-shm"):
             part = self.path.with_name(self.path.name + suffix)
             if part.exists():
@@ -138,6 +143,11 @@ def cached_run(lm: LanguageModel, key: str, queries: dict[str, None], engine: En
 
     Every yielded batch is stored at once, so an interrupted run loses at most one batch.
     """
+    if batch_tokens is not None and (isinstance(batch_tokens, bool) or
+                                     not isinstance(batch_tokens, numbers.Integral) or
+                                     batch_tokens < 1):
+        raise ValueError("batch_tokens must be a whole number >= 1 (the padded tokens of one "
+                         f"forward pass), or None for the default; got {batch_tokens!r}")
     store = ScoreCache.for_model(lm) if cache is True else cache or None
     try:
         values = store.get(key, queries) if store else {}

@@ -28,7 +28,8 @@ instead asks BART's own pre-training question, text infilling, with all of S as 
 
 ``mode="as-coded"`` changes only that case: for the other methods the HERB code differs from the
 paper only through padding (pad log-probs leak into its means), which is a bug, not a definition.
-A sentence with no scored token (``"[MASK]"``; one token without BOS) has mean NaN and sum 0.
+A sentence with no token to score (only special tokens, such as a literal ``[MASK]``; one token
+under a causal model without BOS) is an error naming it: its mean would be 0/0.
 
 **Unknown tokens.** A text that the tokenizer maps (in part) to its unknown token (``[UNK]``) is
 an error by default (``unknown="error"``), for every model kind: masked models would skip the
@@ -120,9 +121,13 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
                     unknown: str = "error") -> SentenceScores:
     """Score ``sentences`` under ``lm`` with ``method`` (default: by model kind; see the table).
 
-    Repeated sentences are scored once. ``batch_tokens`` bounds the padded tokens of a forward
-    pass. ``cache`` (True: the model's file under ``cache_dir()/scores``) makes reruns compute
-    only new sentences and resume after an interruption. ``progress`` None shows a bar on long runs.
+    Repeated sentences are scored once. ``batch_tokens`` (>= 1; None: by device) bounds the
+    padded tokens of a forward pass. ``cache`` (True: the model's file under
+    ``cache_dir()/scores``, keyed by ``lm.fingerprint``) makes reruns compute only new sentences
+    and resume after an interruption; after changing ``lm.model``'s weights in place, call
+    ``lm.refresh_fingerprint()`` (a cheap probe catches most such changes, with a warning:
+    :meth:`~biasbook.models.LanguageModel.check_fingerprint`). ``progress`` None shows a bar on
+    long runs.
     ``unknown``: what to do with sentences holding the unknown token (module notes).
     """
     sentences = validate.word_list("sentences", sentences)
@@ -135,10 +140,9 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
 
     def engine(todo: list[str], budget: int) -> Iterator[tuple[list[int], list[np.ndarray]]]:
         seqs = [lm.encode(text) for text in todo]
+        _refuse_unscored(lm, method, _unscored(lm, method, todo, seqs))
         limit = context_length(lm) - len(lm.prefix_ids)
         for text, seq in zip(todo, seqs, strict=True):
-            if not seq:
-                raise ValueError(f"{text!r} has no tokens under {lm.name}'s tokenizer")
             if limit and len(seq) > limit:
                 raise ValueError(f"sentence {text[:60]!r}... has {len(seq)} tokens, more than "
                                  f"{lm.name} can read ({limit}); shorten or split it")
@@ -154,10 +158,35 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
     values = cached_run(lm, key, dict.fromkeys(sentences), engine, batch_tokens=batch_tokens,
                         cache=cache, progress=progress, desc=f"{lm.name} {method}")
     arrays = [values[text] for text in sentences]
+    # cached before such sentences were refused
+    _refuse_unscored(lm, method, [t for t in dict.fromkeys(sentences) if values[t].size == 0])
     if method == "aula":
         return SentenceScores(sentences, method, [a.reshape(2, -1)[0] for a in arrays],
                               [a.reshape(2, -1)[1] for a in arrays], unknown=with_unknown)
     return SentenceScores(sentences, method, arrays, unknown=with_unknown)
+
+
+def _unscored(lm: LanguageModel, method: str, texts: Sequence[str],
+              seqs: Sequence[Sequence[int]]) -> list[str]:
+    """The ``texts`` whose token ids ``seqs`` (as :meth:`LanguageModel.encode` gives them) hold no
+    token that ``method`` scores."""
+    pairs = zip(texts, seqs, strict=True)
+    if method == "clm":
+        first = 0 if lm.prefix_ids else 1  # without BOS the first token is only context
+        return [text for text, seq in pairs if len(seq) <= first]
+    specials = set(lm.tokenizer.all_special_ids)
+    return [text for text, seq in pairs if all(token in specials for token in seq)]
+
+
+def _refuse_unscored(lm: LanguageModel, method: str, texts: Sequence[str]) -> None:
+    """A ``ValueError`` naming ``texts``, sentences with no token to score (mean 0/0)."""
+    if not texts:
+        return
+    why = ("the model has no BOS token, so a text's first token is never scored"
+           if method == "clm" else
+           f"special tokens ({', '.join(lm.tokenizer.all_special_tokens)}) are never scored")
+    raise ValueError(f"{len(texts)} sentence(s) have no token to score under {lm.name} "
+                     f"({method}): {list(texts[:5])}; {why}")
 
 
 def check_unknown(lm: LanguageModel, texts: Sequence[str], unknown: str, what: str

@@ -67,6 +67,8 @@ def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
     ``template`` may be a list of templates, computed together: the result is then
     ``[n_templates, n_candidates]`` instead of ``[n_candidates]``. ``log`` returns natural-log
     probabilities, which stay finite where products of sub-token probabilities underflow.
+    ``batch_tokens`` and ``cache`` as in :func:`~biasbook.scoring.score_sentences` (after
+    changing weights in place, call ``lm.refresh_fingerprint()``).
     ``unknown``: filled templates holding the tokenizer's unknown token are an error, or
     (``"report"``) a warning (see :mod:`biasbook.scoring.sentences`). ``skip_first_mask``:
     ``mode="as-coded"`` read from the input's second mask token on (module notes).
