@@ -4,18 +4,27 @@ Expected values come from hand-worked examples, the paper's printed numbers, or 
 recipe recomputed step by step with the library's building blocks (never from earlier runs).
 """
 
+import itertools
 import math
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats as sps
 import torch
 
 from biasbook import resources, results
-from biasbook.chapters.lm_gender_bias import bias, corpora, corpus_tables, sweep, sweep_tables
+from biasbook.chapters.lm_gender_bias import (
+    bias,
+    corpora,
+    corpus_tables,
+    sweep,
+    sweep_tables,
+    uncertainty,
+)
 from biasbook.chapters.lm_gender_bias.data import defining_pairs, paper_sweep, paper_word_bias
-from biasbook.metrics.cooccurrence_bias import BiasScores
+from biasbook.metrics.cooccurrence_bias import BiasScores, bias_regression, tukey_inliers
 from biasbook.mitigation.subspace import BiasRegularizer
 from biasbook.models import fingerprint
 from biasbook.text.cooccurrence import Cooccurrence, count_cooccurrences
@@ -38,7 +47,8 @@ def recorder(tmp_path):
 
 
 def metrics(rec, key):
-    return {tuple(sorted((k, v) for k, v in m.items() if k not in ("key", "value", "paper"))):
+    skip = ("key", "value", "paper", *results.UNCERTAINTY)
+    return {tuple(sorted((k, v) for k, v in m.items() if k not in skip)):
             (m["value"], m["paper"]) for m in rec.record["metrics"] if m["key"] == key}
 
 
@@ -135,16 +145,6 @@ def test_summary_beta_is_the_slope_on_shared_words():
     assert math.isnan(bias.summary(lone, train)["beta"])  # one shared word: no slope
 
 
-def test_bootstrap_se():
-    docs = [DOC] * 4  # every resample is the same text: no spread
-    assert bias.bootstrap_se(docs, HE_SHE, "paper", "fixed", n_boot=5) == 0.0
-    unscorable = [["he", "cat"], ["she", "dog"]]
-    assert math.isnan(bias.bootstrap_se(unscorable, HE_SHE, "paper", "fixed", n_boot=5))
-    mixed = [DOC, ["she", "cat", "he", "cat", "she", "dog"], DOC[::-1]]
-    a, b = (bias.bootstrap_se(mixed, HE_SHE, "paper", "fixed", seed=s) for s in (0, 0))
-    assert a == b > 0
-
-
 def test_training_sample_stretches():
     docs = [["a", "b", "c"], ["d", "e"]]
     stream = "abcde"
@@ -160,9 +160,9 @@ def test_train_rows_and_statistics_by_hand(tmp_path):
     rec = recorder(tmp_path)
     docs = {"ptb": [DOC]}
     scored = corpus_tables.score_corpora(docs, {"ptb": HE_SHE}, progress=False)
-    rows = corpus_tables.train_rows(scored)
-    rec.metrics("train_mu", rows, value="mu", paper="paper mu",  # as notebook 01 records them
-                labels=["corpus", "counting", "context"])
+    rows = corpus_tables.train_rows(scored, n_resamples=99)
+    uncertainty.record(rec, "train_mu", rows, value="mu", paper="paper mu",  # as notebook 01
+                       labels=["corpus", "counting", "context"], prefix="mu ")
     long = rows.set_index(["counting", "context"])
     # infinite context, weights 0.95^d over the whole (short) document
     q = 0.95
@@ -178,6 +178,13 @@ def test_train_rows_and_statistics_by_hand(tmp_path):
     key = (("context", "infinite"), ("corpus", "ptb"), ("counting", "paper"))
     assert recorded[key] == (pytest.approx(np.mean(np.abs(infinite))), 3.81)  # Table 1
     assert len(recorded) == 2  # the as-coded scores are undefined: not recorded, but listed
+    # both paper-counting rows score two words: an interval over 2 words, recorded with the value;
+    # fixed: both words score log 2, so every resample does: zero width
+    fixed = next(m for m in rec.record["metrics"] if m["context"] == "fixed")
+    assert (fixed["ci_low"], fixed["ci_high"], fixed["ci_units"], fixed["ci_unit"]) == (
+        pytest.approx(LOG2), pytest.approx(LOG2), 2, "words")
+    assert long.loc[("paper", "fixed"), "mu vs paper"] == (
+        "not comparable: printed counting; the paper's numbers are the authors' counting")
     assert [(s["counting"], s["context"]) for s in rec.record["skipped"]] == [
         ("as-coded", "fixed"), ("as-coded", "infinite")]
     assert math.isnan(long.loc[("as-coded", "fixed"), "mu"])
@@ -186,7 +193,9 @@ def test_train_rows_and_statistics_by_hand(tmp_path):
     assert (stats["tokens"], stats["c(m)/c(f)"]) == (6, 2.0)
     assert stats["log c(m)/c(f)"] == pytest.approx(LOG2)
     table = corpus_tables.train_table(long.reset_index())
-    assert table.loc[("PTB train", "paper"), "fixed paper mu"] == 0.83
+    row = table.loc[("PTB train", "paper", "fixed")]
+    assert (row["μ [95% CI over words]"], row["paper μ"]) == ("0.69 [0.69, 0.69]", "0.83")
+    assert row["paper in our interval?"].startswith("not comparable: printed counting")
 
 
 def test_window_sweep_by_hand():
@@ -414,13 +423,21 @@ def test_score_texts_rows_and_the_papers_numbers():
     texts = [list(rng.choice(words, 40)) + ["<eos>"] for _ in range(5)]
     runs = {("ptb", 0.0): fake_run(10.0, texts), ("ptb", 1.0): fake_run(11.0, texts[::-1])}
     scores = sweep_tables.score_texts({"ptb": d}, runs, n_seeds=5, gen_length=40,
-                                      progress=False)
+                                      n_resamples=99, progress=False)
     long = scores.long
     assert len(long) == 4 * 4  # (train, sample, 0, 1) x (2 countings x 2 contexts)
-    has_se = long["mu_se"].notna()
-    assert set(long.loc[has_se, "counting"]) == {"as-coded"}
-    assert set(long.loc[has_se, "context"]) == {"fixed"}
-    assert set(long.loc[has_se, "lam"]) == {"sample", 0.0, 1.0}
+    assert "mu_se" not in long  # the hand-rolled bootstrap over texts is gone
+    # every row: mu's and sigma's intervals over its words; beta's over the shared words
+    for row in long.to_dict("records"):
+        assert row["mu ci_low"] <= row["mu"] <= row["mu ci_high"]
+        assert (row["mu ci_units"], row["mu ci_unit"]) == (row["words"], "words")
+        if row["lam"] == "train":  # no reference to regress on
+            assert math.isnan(row["beta ci_low"])
+    for (_, lam, counting, context), s in scores.generated.items():
+        ci = uncertainty.beta_interval(scores.reference["ptb", counting, context], s,
+                                       n_resamples=99)
+        row = long.set_index(["lam", "counting", "context"]).loc[(lam, counting, context)]
+        assert row["beta ci_low"] == pytest.approx(ci.low if ci else np.nan, nan_ok=True)
     # <eos> is removed: the generated text scores exactly like the same words without it
     s, _ = bias.score([t[:-1] for t in texts], HE_SHE, "paper", "fixed")
     got = scores.generated["ptb", 0.0, "paper", "fixed"]
@@ -432,34 +449,53 @@ def test_score_texts_rows_and_the_papers_numbers():
     assert paper.loc["sample"].isna().all(axis=None)
 
 
-def test_table_1_to_3_layout():
-    long = pd.DataFrame([
-        {"corpus": "ptb", "lam": lam, "counting": "as-coded", "context": ctx, "mu": mu,
-         "sigma": 1.0, "beta": np.nan if lam == "train" else 0.5, "words": 7, "mu_se": 0.1}
-        for lam, mu in (("train", 0.9), ("sample", 0.8), (0.0, 0.7)) for ctx in ("fixed",
-                                                                                 "infinite")])
+def test_table_1_to_3_prints_intervals_and_checks_the_paper():
+    def row(lam, ctx, mu, low, high):
+        return {"corpus": "ptb", "lam": lam, "counting": "as-coded", "context": ctx, "mu": mu,
+                "mu ci_low": low, "mu ci_high": high, "sigma": 1.0, "sigma ci_low": 0.98,
+                "sigma ci_high": 1.02, "beta": np.nan, "beta ci_low": np.nan,
+                "beta ci_high": np.nan, "words": 7}
+    long = pd.DataFrame([row("train", "fixed", 0.84, 0.80, 0.86),
+                         row("train", "infinite", 0.9, 0.8, 1.0),
+                         row("sample", "fixed", 0.8, 0.7, 0.9),
+                         row(0.0, "fixed", 0.7, 0.6, 0.8), row(0.0, "infinite", 0.7, 0.6, 0.8)])
     table = sweep_tables.table_1_to_3(long, {("ptb", 0.0): fake_run(300.0)}, "ptb")
     assert list(table.index[:4]) == [("train", "ours"), ("train", "paper"), ("sample", "ours"),
                                      (0.0, "ours")]
-    assert table.loc[(0.0, "ours"), "fixed mu"] == 0.7 and table.loc[(0.0, "ours"), "ppl"] == 300
-    assert table.loc[(0.0, "paper"), "fixed mu"] == 0.74  # Table 1, lambda = 0
-    assert table.loc[(1.0, "paper"), "infinite beta"] == -0.3
-    assert list(table.columns[:2]) == ["fixed mu", "fixed mu se"]
+    assert table.loc[("train", "ours"), "fixed μ"] == "0.84 [0.80, 0.86]"
+    assert table.loc[(0.0, "ours"), "ppl"] == "300.0"
+    assert table.loc[(0.0, "paper"), "fixed μ"] == "0.74"  # Table 1, lambda = 0
+    # the full PTB: the paper's 0.83 lies in [0.80, 0.86], its sigma 1.00 in [0.98, 1.02]
+    assert table.loc[("train", "paper"), "paper in our interval?"] == (
+        "fixed: μ inside, σ inside; "
+        "infinite: not comparable (the paper's infinite-context window is unknown)")
+    assert table.loc[(0.0, "paper"), "paper in our interval?"] == (
+        "not comparable: " + uncertainty.NOT_THE_PAPERS_MODEL)
+    cut = sweep_tables.table_1_to_3(long, {}, "ptb", prefix_tokens=20000)
+    assert "fixed: not comparable (a 20,000-token prefix" in cut.loc[
+        ("train", "paper"), "paper in our interval?"]
+    outside = sweep_tables.table_1_to_3(long.assign(**{"mu ci_high": 0.82}), {}, "ptb")
+    assert outside.loc[("train", "paper"), "paper in our interval?"].startswith(
+        "fixed: μ outside, σ inside")
 
 
-def test_tradeoff_frame_is_relative_to_lambda_zero():
-    long = pd.DataFrame([
-        {"corpus": "ptb", "lam": lam, "counting": "as-coded", "context": "fixed", "mu": mu,
-         "beta": 0.1, "mu_se": 0.01} for lam, mu in ((0.0, 0.8), (0.5, 0.6))])
-    runs = {("ptb", 0.0): fake_run(200.0), ("ptb", 0.5): fake_run(220.0)}
-    frame = sweep_tables.tradeoff_frame(long, runs, ["ptb"])
-    ours = frame[frame.source == "ours"]
-    assert ours["ppl / ppl(λ=0)"].tolist() == pytest.approx([1.0, 1.1])
-    assert ours["μ / μ(λ=0)"].tolist() == pytest.approx([1.0, 0.75])
-    paper = frame[(frame.source == "paper") & (frame.context == "fixed")].set_index("λ")
+def test_tradeoff_frame_takes_our_means_over_seeds_and_the_papers_ratios():
+    per_seed = pd.DataFrame({"corpus": "ptb", "lam": [0.0, 0.0, 0.5, 0.5], "seed": [0, 1, 0, 1],
+                             "mu": [0.8, 0.6, 0.6, 0.4], "delta mu": [0, 0, -0.2, -0.2],
+                             "beta": 0.1, "ppl": [200.0, 210.0, 220.0, 210.0], "cos2": 0.01,
+                             "mu ratio": [1, 1, 0.75, 2 / 3], "ppl ratio": [1, 1, 1.1, 1.0]})
+    frame = sweep_tables.tradeoff_frame(sweep_tables.seed_summary(per_seed), ["ptb"])
+    ours = frame[frame.source == "ours"].set_index(["stat", "λ"])
+    assert ours.loc[("μ", 0.5), "value"] == pytest.approx(0.5)
+    half = sps.t.ppf(0.975, 1) * np.std([0.75, 2 / 3], ddof=1) / np.sqrt(2)  # closed form
+    assert ours.loc[("μ / μ(λ=0)", 0.5), ["low", "high"]].tolist() == pytest.approx(
+        [(0.75 + 2 / 3) / 2 - half, (0.75 + 2 / 3) / 2 + half])
+    assert ours.loc[("ppl / ppl(λ=0)", 0.0), "value"] == 1.0  # the anchor, no interval
+    paper = frame[frame.source == "paper"].set_index(["stat", "λ"])
     table1 = paper_sweep("ptb")
-    assert paper.loc[1.0, "ppl / ppl(λ=0)"] == pytest.approx(table1[1.0]["ppl"]
-                                                             / table1[0.0]["ppl"])
+    assert paper.loc[("ppl / ppl(λ=0)", 1.0), "value"] == pytest.approx(
+        table1[1.0]["ppl"] / table1[0.0]["ppl"])
+    assert paper.loc[("μ", 1.0), "value"] == 0.84 and paper["low"].isna().all()
 
 
 def test_excerpt_helpers():
@@ -515,13 +551,26 @@ def test_seed_scores_take_the_change_from_lambda_zero_within_each_seed():
     assert mu["lean"] != pytest.approx(mu["even"])
     assert per_seed["delta mu"].tolist() == pytest.approx(
         [0.0, mu["lean"] - mu["even"], 0.0, 0.0])
-    summary = sweep_tables.seed_summary(per_seed).set_index("λ")
-    assert summary.loc[1.0, "ppl mean"] == 110.5 and summary.loc[1.0, "seeds"] == 2
-    assert summary.loc[1.0, "Δμ sd"] == pytest.approx(abs(mu["lean"] - mu["even"]) / np.sqrt(2))
-    assert summary.loc[0.0, "paper μ"] == 0.74  # the paper's Table 1, PTB, lambda = 0
-    recorded = [f"{col} {stat}" for col in sweep_tables.SEED_STATS.values()
-                for stat in ("mean", "sd")]  # the columns notebook 02 records
-    assert set(recorded) <= set(summary.columns)
+    assert mu["even"] == 0 and per_seed["mu ratio"].isna().all()  # mu(0) = 0: no ratio, not inf
+    assert per_seed["ppl ratio"].tolist() == pytest.approx([1.0, 110 / 100, 1.0, 111 / 101])
+    summary = sweep_tables.seed_summary(per_seed).set_index(["stat", "λ"])
+    assert summary.loc[("perplexity", 1.0), "mean"] == 110.5
+    assert summary.loc[("perplexity", 1.0), "seeds"] == 2
+    dmu = [mu["lean"] - mu["even"], 0.0]
+    assert summary.loc[("delta_mu", 1.0), "sd"] == pytest.approx(abs(dmu[0]) / np.sqrt(2))
+    half = sps.t.ppf(0.975, 1) * np.std(dmu, ddof=1) / np.sqrt(2)  # closed-form t-interval
+    assert summary.loc[("delta_mu", 1.0), ["ci_low", "ci_high"]].tolist() == pytest.approx(
+        [np.mean(dmu) - half, np.mean(dmu) + half])
+    assert summary.loc[("delta_mu", 1.0), ["ci_unit", "ci_method"]].tolist() == ["seeds", "t"]
+    assert ("delta_mu", 0.0) not in summary.index  # relative to lambda = 0: none at 0
+    assert summary.loc[("mu", 0.0), "paper"] == 0.74  # the paper's Table 1, PTB, lambda = 0
+    assert summary.loc[("mu", 0.0), "vs paper"].startswith("not comparable: another model")
+    assert set(summary.index.get_level_values("stat")) == set(sweep_tables.SEED_STATS)
+    table = sweep_tables.seed_table(summary.reset_index())
+    assert table.loc[("PTB", 1.0), "Δμ mean [95% CI]"] == uncertainty.text(
+        np.mean(dmu), np.mean(dmu) - half, np.mean(dmu) + half, 3)
+    assert list(table.columns[:3]) == ["seeds", "μ mean [95% CI]", "μ sd"]
+    assert table.columns[-1] == "vs paper"
     empty = pd.DataFrame(columns=["corpus", "lam", "counting", "context", "beta"])
     numbers = sweep_tables.prose_numbers(per_seed, empty, pd.DataFrame())
     assert numbers["ptb_lam_low"] == numbers["ptb_lam_high"] == 1.0
@@ -536,7 +585,8 @@ def test_corpus_prose_numbers_find_the_first_cut_off_reaching_the_paper():
                               "window": [10, 100, 500, 1000, math.inf],
                               "mu": [1.0, 2.0, 3.0, 3.9, 9.0], "sigma": [1.0, 3.0, 5.0, 7.0, 9.0]})
     long = pd.DataFrame({"corpus": "ptb", "counting": ["as-coded", "paper"], "context": "fixed",
-                         "mu": [0.8, 2.0], "sigma": [1.0, 1.0], "scored words": [10, 8]})
+                         "mu": [0.8, 2.0], "sigma": [1.0, 1.0], "scored words": [10, 8],
+                         "mu ci_low": [0.7, 1.9], "mu ci_high": [0.9, 2.1]})
     words = pd.DataFrame(columns=["corpus", "words listed", "found in our text",
                                   "same sign as the paper", "Pearson r"])
     co = count_cooccurrences([["he", "a", "he", "b", "she", "a"]], {"he"}, {"she"})
@@ -546,5 +596,138 @@ def test_corpus_prose_numbers_find_the_first_cut_off_reaching_the_paper():
     assert (n["ptb_inf_sigma_window"], n["ptb_inf_mu_at_sigma"]) == (500.0, 3.0)
     assert (n["ptb_inf_mu_window"], n["ptb_inf_sigma_at_mu"]) == (1000.0, 7.0)
     assert (n["ptb_mu"], n["ptb_mu_printed"], n["ptb_ratio"]) == (0.8, 2.0, 2.0)
+    assert (n["ptb_mu_low"], n["ptb_mu_high"]) == (0.7, 0.9)  # the as-coded row's interval
+    assert math.isnan(n["ptb_sigma_low"])  # no sigma interval in this frame
     assert n["ptb_log_ratio"] == pytest.approx(math.log(2))
     assert math.isnan(n["wikitext_2_mu"]) and math.isnan(n["wikitext_2_table_found"])
+
+
+# --- uncertainty: intervals over words and seeds, the lambda test ------------------------------
+
+def exact_bootstrap(values, statistic):
+    """All n**n equally likely resamples of ``values``: the exact bootstrap distribution."""
+    values = np.asarray(values, dtype=float)
+    idx = np.array(list(itertools.product(range(len(values)), repeat=len(values))))
+    return np.array([statistic(values[i]) for i in idx])
+
+
+@pytest.mark.parametrize(("stat", "by_hand"), [
+    ("mu", lambda x: np.mean(np.abs(x))), ("sigma", lambda x: np.std(x, ddof=1))])
+def test_interval_over_words_is_the_percentile_of_the_bootstrap_distribution(stat, by_hand):
+    # six words: 46,656 equally likely resamples, enumerated. A Monte Carlo percentile of 9,999
+    # resamples lands where the exact distribution crosses 2.5% (97.5%), give or take four
+    # standard errors of a share (0.0063)
+    values = [-1.3, 0.4, 0.15, -0.7, 2.9, 0.05]
+    dist = exact_bootstrap(values, by_hand)
+    ci = uncertainty.over_words(values, stat, n_resamples=9999)
+    assert ci.value == pytest.approx(by_hand(np.array(values)))
+    tol = 4 * np.sqrt(0.025 * 0.975 / 9999)
+    for bound, q in ((ci.low, 0.025), (ci.high, 0.975)):
+        assert np.mean(dist < bound - 1e-12) <= q + tol
+        assert np.mean(dist <= bound + 1e-12) >= q - tol
+    assert (ci.level, ci.method, ci.n_units, ci.unit) == (0.95, "percentile", 6, "words")
+    assert uncertainty.over_words([0.3], stat, n_resamples=99) is None  # one word: no interval
+
+
+def test_beta_statistic_is_bias_regression_on_every_resample():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=12), rng.normal(size=12)
+    x[0], y[5] = 9.0, -7.0  # one outlier on each side
+    words = tuple(f"w{i}" for i in range(12))
+    beta = uncertainty.beta_statistic()
+    fit = bias_regression(BiasScores(words, x), BiasScores(words, y))
+    keep = tukey_inliers(x) & tukey_inliers(y)
+    assert not keep[0] and not keep[5] and fit.n_words == keep.sum()
+    assert float(beta(x, y)) == pytest.approx(fit.beta)
+    assert fit.beta == pytest.approx(np.polyfit(x[keep], y[keep], 1)[0])
+    picks = np.array([rng.integers(0, 12, 12) for _ in range(4)])  # fixed resamples of words
+    batch = beta(x[picks], y[picks])  # all at once, as the bootstrap evaluates them
+    for row, got in zip(picks, batch, strict=True):
+        keep = tukey_inliers(x[row]) & tukey_inliers(y[row])  # fences of this resample
+        assert got == pytest.approx(np.polyfit(x[row][keep], y[row][keep], 1)[0])
+    many = tuple(f"v{i}" for i in range(40))
+    train = BiasScores(many, rng.normal(size=40))
+    generated = BiasScores(many[:30], 0.5 * train.scores[:30] + rng.normal(0, 0.1, size=30))
+    ci = uncertainty.beta_interval(train, generated, n_resamples=199)
+    assert (ci.unit, ci.n_units) == ("shared words", 30) and ci.low <= ci.value <= ci.high
+    assert ci.value == pytest.approx(bias_regression(train, generated).beta)
+    ties = BiasScores(words[:4], np.ones(4))  # no slope: no interval
+    assert uncertainty.beta_interval(ties, BiasScores(words[:4], y[:4]), n_resamples=99) is None
+
+
+def test_pair_statistics_on_fixed_resamples():
+    x, y = np.array([0.5, -1.0, 0.2, 1.5, -0.3]), np.array([0.4, -0.8, -0.1, 1.0, 0.2])
+    picks = np.array([[0, 1, 2, 3, 4], [1, 1, 3, 0, 2], [4, 3, 3, 1, 0]])
+    for row, r, same in zip(picks, uncertainty.pearson(x[picks], y[picks]),
+                            uncertainty.same_sign(x[picks], y[picks]), strict=True):
+        assert r == pytest.approx(np.corrcoef(x[row], y[row])[0, 1])
+        assert same == pytest.approx(np.mean([(a > 0) == (b > 0) for a, b in zip(
+            x[row], y[row], strict=True)]))
+    ci = uncertainty.over_word_pairs(x, y, "same sign", n_resamples=199)
+    assert ci.value == pytest.approx(0.6) and 0 <= ci.low <= ci.high <= 1
+    assert uncertainty.over_word_pairs(x[:2], y[:2], "pearson r", n_resamples=99) is None
+
+
+def per_seed_changes(changes):
+    """A per-seed frame with the given delta mu per lambda (and zeros at lambda = 0)."""
+    rows = [{"corpus": "ptb", "lam": 0.0, "seed": s, "delta mu": 0.0} for s in range(3)]
+    rows += [{"corpus": "ptb", "lam": lam, "seed": s, "delta mu": d}
+             for lam, values in changes.items() for s, d in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_lambda_effects_t_test_with_holm_over_a_corpus_lambdas():
+    changes = {0.01: [-0.10, -0.11, -0.12], 0.1: [0.05, 0.07, 0.09], 1.0: [0.1, -0.1, 0.05]}
+    effects = uncertainty.lambda_effects(per_seed_changes(changes)).set_index("λ")
+    raw = {}
+    for lam, d in changes.items():  # closed form: t = mean / (sd / sqrt(n)), df = n - 1
+        t = np.mean(d) / (np.std(d, ddof=1) / np.sqrt(3))
+        raw[lam] = 2 * sps.t.sf(abs(t), 2)
+        half = sps.t.ppf(0.975, 2) * np.std(d, ddof=1) / np.sqrt(3)
+        assert effects.loc[lam, ["value", "ci_low", "ci_high"]].tolist() == pytest.approx(
+            [np.mean(d), np.mean(d) - half, np.mean(d) + half])
+    assert effects["p_value"].to_dict() == pytest.approx(raw)
+    # Holm by hand: the smallest p times 3, the next times 2 (never below the one before), ...
+    order = sorted(raw, key=raw.get)
+    holm = {order[0]: 3 * raw[order[0]]}
+    holm[order[1]] = max(holm[order[0]], 2 * raw[order[1]])
+    holm[order[2]] = min(1.0, max(holm[order[1]], raw[order[2]]))
+    assert effects["p_holm"].to_dict() == pytest.approx(holm)
+    # lambda = 0.1 passes unadjusted (p ~ 0.03) but not after the correction
+    assert raw[0.1] < 0.05 < holm[0.1]
+    assert effects["holds"].to_dict() == {0.01: True, 0.1: False, 1.0: False}
+    assert effects.loc[0.01, "verdict"].startswith("real: λ lowers μ")
+    assert effects.loc[0.1, "verdict"].startswith("not supported")
+    text = uncertainty.effect_sentences(effects.reset_index(), {"ptb": "PTB"})
+    assert text.startswith("**λ effects on μ that the corrected test supports:** PTB at λ = 0.01.")
+
+
+def test_lambda_effects_need_two_seeds_and_a_spread():
+    one = per_seed_changes({1.0: [0.2]}).query("seed == 0")
+    assert uncertainty.lambda_effects(one)["verdict"].tolist() == [
+        "not testable: one training seed"]
+    flat = uncertainty.lambda_effects(per_seed_changes({1.0: [0.2, 0.2, 0.2]}))
+    assert flat["verdict"].tolist() == ["not testable: no spread over seeds"]
+    assert not flat["holds"].any() and "none." in uncertainty.effect_sentences(flat)
+
+
+def test_record_writes_an_interval_where_there_is_one(tmp_path):
+    rec = recorder(tmp_path)
+    ci = uncertainty.over_words([0.1, 0.5, 0.3, 0.9], "mu", n_resamples=99)
+    frame = pd.DataFrame([{"corpus": "ptb", "mu": ci.value, **uncertainty.columns(ci, "mu ")},
+                          {"corpus": "wikitext-2", "mu": 0.7, **uncertainty.columns(None, "mu ")}])
+    assert uncertainty.record(rec, "mu", frame, value="mu", labels=["corpus"],
+                              prefix="mu ") == 2
+    rows = {m["corpus"]: m for m in rec.record["metrics"]}
+    assert {k: rows["ptb"][k] for k in results.UNCERTAINTY} == {
+        k: v for k, v in ci.row().items() if k != "value"}
+    assert rows["ptb"]["ci_units"] == 4 and isinstance(rows["ptb"]["ci_units"], int)
+    assert not set(results.UNCERTAINTY) & set(rows["wikitext-2"])  # no interval: none recorded
+
+
+def test_paper_check_and_reasons():
+    assert uncertainty.paper_check(0.80, 0.86, 0.86) == "inside"  # bounds included
+    assert uncertainty.paper_check(np.nan, np.nan, 0.83) == "no interval"
+    assert uncertainty.train_reason("wikitext-2", "as-coded", "fixed").startswith("validation")
+    assert uncertainty.train_reason("un-general-debates", "as-coded", "fixed") is None
+    assert uncertainty.train_reason("ptb", "as-coded", "infinite").endswith("unknown")

@@ -7,4 +7,6 @@
 - :mod:`.sweep`          notebook 02: vocabularies, warm-up, one LSTM per lambda, generated text
                          (cached with :mod:`biasbook.store`, resumes per lambda)
 - :mod:`.sweep_tables`   notebook 02: bias of the generated text, Tables 1-4 and 5-8, trade-off
+- :mod:`.uncertainty`    both: intervals over words (one text) and training seeds (a trained
+                         model), the paper-in-our-interval check, the Holm-corrected λ test
 """

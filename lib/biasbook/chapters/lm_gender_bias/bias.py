@@ -75,19 +75,6 @@ def summary(s: BiasScores | None, reference: BiasScores | None = None) -> dict:
     return out
 
 
-def bootstrap_se(documents: Sequence[Sequence[str]], gender: Gender, counting: str = "as-coded",
-                 context: str = "fixed", *, n_boot: int = 30, seed: int = 0) -> float:
-    """Standard error of mu: the standard deviation of mu over ``n_boot`` resamples of the
-    documents (drawn with replacement); NaN when fewer than two resamples can be scored."""
-    rng, mus = np.random.default_rng(seed), []
-    for _ in range(n_boot):
-        pick = rng.integers(0, len(documents), len(documents))
-        s, _ = score([documents[i] for i in pick], gender, counting, context)
-        if s is not None:
-            mus.append(mean_abs_bias(s))
-    return float(np.std(mus, ddof=1)) if len(mus) > 1 else np.nan
-
-
 def training_sample(documents: Sequence[Sequence[str]], n: int, length: int,
                     seed: int = 0) -> list[list[str]]:
     """``n`` random stretches of ``length`` tokens of the concatenated documents: what a model

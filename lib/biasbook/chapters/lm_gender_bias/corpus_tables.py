@@ -1,8 +1,9 @@
 """Notebook 01's results: the co-occurrence bias of the training corpora, as the paper reports it.
 
 - :func:`score_corpora`: every corpus in both countings and both contexts (:mod:`.bias`).
-- :func:`train_rows`, :func:`train_table`: mu and sigma next to the "train" rows of the paper's
-  Tables 1-3.
+- :func:`train_rows`, :func:`train_table`: mu and sigma with their 95% intervals over the scored
+  words next to the "train" rows of the paper's Tables 1-3, and whether the paper's number lies
+  in our interval where the two are the same quantity (:mod:`.uncertainty`).
 - :func:`script_scores`: the authors' script's own per-word score m / (m + f), beside the book's
   reconstruction (the log-ratio without c(g)) that reproduces the paper's tables.
 - :func:`corpus_statistics`: documents, tokens and gendered tokens c(m), c(f) per corpus.
@@ -13,7 +14,10 @@
 
 Every table names a corpus by its id (``corpus``: ``ptb``, ...), the id its numbers are recorded
 under; ``measured`` is the label of what notebook 01 measures of it (:data:`.corpora.CORPORA`).
-The notebook records the tables' columns with :meth:`biasbook.results.Recorder.metrics`.
+The notebook records the tables' columns with :meth:`biasbook.results.Recorder.metrics` (the
+intervals with :func:`.uncertainty.record`). Intervals are over the words a text scores
+(``n_resamples`` bootstrap resamples, :mod:`.uncertainty`); counts (tokens, gendered tokens, words
+found) are exact counts of the text measured and have none.
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from biasbook.chapters.lm_gender_bias import bias
+from biasbook.chapters.lm_gender_bias import bias, uncertainty
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
 from biasbook.metrics.cooccurrence_bias import BiasScores, bias_scores, mean_abs_bias, std_bias
+from biasbook.results import UNCERTAINTY
 from biasbook.text.cooccurrence import Cooccurrence
 from biasbook.text.corpora import n_tokens
 
@@ -61,37 +66,59 @@ def score_corpora(docs: Docs, genders: Genders, *, progress: bool = True) -> Cor
     return scored
 
 
-def train_rows(scored: CorpusScores) -> pd.DataFrame:
-    """One row per corpus, counting and context: mu, sigma, scored words, the paper's mu, sigma
-    (NaN where undefined or not reported)."""
+def train_rows(scored: CorpusScores, *, n_resamples: int,
+               prefix_tokens: int | None = None) -> pd.DataFrame:
+    """One row per corpus, counting and context: mu, sigma with their intervals over the scored
+    words (``mu ci_low``, ..., ``sigma ci_method``), scored words, the paper's mu, sigma (NaN
+    where undefined or not reported), and ``mu vs paper``, ``sigma vs paper``
+    (:func:`.uncertainty.paper_check`; ``prefix_tokens``: the corpora were cut to that many
+    tokens, so no row is the paper's quantity)."""
     rows = []
     for (name, counting, context), s in scored.scores.items():
         ref = paper_sweep(name).get("train", {})
         mu = mean_abs_bias(s) if s else np.nan
         sigma = std_bias(s) if s and len(s.words) > 1 else np.nan
-        rows.append({"corpus": name, "counting": counting, "context": context, "mu": mu,
-                     "sigma": sigma, "scored words": len(s.words) if s else 0,
-                     "paper mu": ref.get(f"{context}_mu"),
-                     "paper sigma": ref.get(f"{context}_sigma")})
+        row = {"corpus": name, "counting": counting, "context": context, "mu": mu,
+               "sigma": sigma, "scored words": len(s.words) if s else 0,
+               "paper mu": ref.get(f"{context}_mu"), "paper sigma": ref.get(f"{context}_sigma"),
+               **uncertainty.word_columns(s, n_resamples=n_resamples)}
+        reason = uncertainty.train_reason(name, counting, context, prefix_tokens=prefix_tokens)
+        for stat in ("mu", "sigma"):
+            row[f"{stat} vs paper"] = uncertainty.paper_check(
+                row[f"{stat} ci_low"], row[f"{stat} ci_high"], row[f"paper {stat}"], reason)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
 def train_table(long: pd.DataFrame) -> pd.DataFrame:
-    """:func:`train_rows` in the layout of the paper's "train" rows: one row per corpus and
-    counting, (ours, paper) x (mu, sigma) for each context."""
-    table = long.pivot_table(index=["corpus", "counting"], columns="context",
-                             values=["mu", "sigma", "paper mu", "paper sigma"], sort=False)
-    table.columns = [f"{ctx} {stat}" for stat, ctx in table.columns]
-    order = [f"{ctx} {stat}" for ctx in bias.CONTEXTS
-             for stat in ("mu", "sigma", "paper mu", "paper sigma")]
-    labels = {name: corpus(name).measured for name in long["corpus"].unique()}
-    return table.reindex(columns=order).rename(index=labels, level="corpus")
+    """:func:`train_rows` as the reader compares them: one row per corpus, counting and context;
+    ours as ``value [low, high]`` beside the paper's numbers, and whether they lie inside ours
+    (``paper in our interval?``: ``μ inside, σ outside``, or why they are not comparable)."""
+    rows = []
+    for r in long.to_dict("records"):
+        row = {"corpus": corpus(r["corpus"]).measured, "counting": r["counting"],
+               "context": r["context"]}
+        for stat, label in (("mu", "μ"), ("sigma", "σ")):
+            row[f"{label} [95% CI over words]"] = uncertainty.text(
+                r[stat], r[f"{stat} ci_low"], r[f"{stat} ci_high"])
+            paper = r[f"paper {stat}"]
+            row[f"paper {label}"] = "" if uncertainty.is_missing(paper) else f"{paper:.2f}"
+        checks = {r["mu vs paper"], r["sigma vs paper"]} - {""}
+        if len(checks) == 1 and next(iter(checks)).startswith("not comparable"):
+            row["paper in our interval?"] = checks.pop()
+        else:
+            row["paper in our interval?"] = ", ".join(
+                f"{label} {r[f'{stat} vs paper']}" for stat, label in (("mu", "μ"), ("sigma", "σ"))
+                if r[f"{stat} vs paper"])
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["corpus", "counting", "context"])
 
 
-def script_scores(scored: CorpusScores) -> pd.DataFrame:
+def script_scores(scored: CorpusScores, *, n_resamples: int = 999) -> pd.DataFrame:
     """Per corpus (``as-coded`` counting, fixed context, the same words): mean and stdev of the
-    authors' script's own score m / (m + f), and mu, sigma of the book's reconstruction, the
-    log-ratio without c(g) (:func:`.bias.score`), which reproduces the paper's Tables 1-3.
+    authors' script's own score m / (m + f), the mean's interval over the words
+    (``m/(m+f) mean ci_low``, ...), and mu, sigma of the book's reconstruction, the log-ratio
+    without c(g) (:func:`.bias.score`), which reproduces the paper's Tables 1-3.
 
     >>> doc = ["he", "a", "b", "she", "a", "b", "he", "a", "c"]  # a: m 2, f 1; b: m 1, f 1
     >>> s, co = bias.score([doc], ({"he"}, {"she"}), "as-coded", "fixed", window=1)
@@ -115,7 +142,8 @@ def script_scores(scored: CorpusScores) -> pd.DataFrame:
                      if len(share.words) > 1 else np.nan, "scored words": len(share.words),
                      "reconstruction mu": mean_abs_bias(recon) if recon else np.nan,
                      "reconstruction sigma": std_bias(recon) if recon and len(recon.words) > 1
-                     else np.nan})
+                     else np.nan, **uncertainty.columns(uncertainty.over_words(
+                         share.scores, "mean", n_resamples=n_resamples), "m/(m+f) mean ")})
     return pd.DataFrame(rows)
 
 
@@ -144,11 +172,12 @@ def score_frame(scored: CorpusScores, counting: str = "as-coded",
 
 
 def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
-                 names: Sequence[str] = ("ptb", "wikitext-2"), *,
+                 names: Sequence[str] = ("ptb", "wikitext-2"), *, n_resamples: int = 999,
                  progress: bool = True) -> pd.DataFrame:
     """mu and sigma of the infinite context cut at each window, and over the whole document
-    (``window = inf``, printed counting only: the ``as-coded`` n-grams need a finite window);
-    ``cut-off`` names the window as it is recorded (its size, or ``whole document``).
+    (``window = inf``, printed counting only: the ``as-coded`` n-grams need a finite window),
+    with their intervals over the scored words (``mu ci_low``, ...); ``cut-off`` names the
+    window as it is recorded (its size, or ``whole document``).
 
     Corpora of ``names`` missing from ``docs`` are skipped, as are texts that score < 2 words.
     """
@@ -161,9 +190,11 @@ def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
             continue
         rows.append({"corpus": name, "counting": counting, "window": window,
                      "cut-off": "whole document" if window == math.inf else int(window),
-                     "mu": mean_abs_bias(s), "sigma": std_bias(s), "scored words": len(s.words)})
+                     "mu": mean_abs_bias(s), "sigma": std_bias(s), "scored words": len(s.words),
+                     **uncertainty.word_columns(s, n_resamples=n_resamples)})
+    ci = [f"{stat} {k}" for stat in ("mu", "sigma") for k in UNCERTAINTY]
     return pd.DataFrame(rows, columns=["corpus", "counting", "window", "cut-off", "mu", "sigma",
-                                       "scored words"])
+                                       "scored words", *ci])
 
 
 def top_words(scored: CorpusScores, n: int = 10, min_count: int = 20) -> pd.DataFrame:
@@ -188,10 +219,13 @@ def top_words(scored: CorpusScores, n: int = 10, min_count: int = 20) -> pd.Data
     return pd.DataFrame(top)
 
 
-def table_words(scored: CorpusScores) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table_words(scored: CorpusScores, *,
+                n_resamples: int = 999) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(every word of the paper's Tables 5-8 with its training score, ours and our count;
-    per corpus: words found, share with the paper's sign, Pearson r), ``as-coded`` fixed.
-    The share and r are NaN without words found (r: fewer than three)."""
+    per corpus: words found, share with the paper's sign, Pearson r, the two with intervals over
+    the words found: ``same sign ci_low``, ``pearson r ci_low``, ...), ``as-coded`` fixed.
+    The share and r are NaN without words found (r: fewer than three), their intervals with
+    fewer than three words."""
     rows = []
     for name in TABLE_CORPORA:
         s = scored.scores.get((name, "as-coded", "fixed"))
@@ -212,9 +246,14 @@ def table_words(scored: CorpusScores) -> tuple[pd.DataFrame, pd.DataFrame]:
         found = group.dropna(subset=["ours"])
         same_sign = (np.sign(found["ours"]) == np.sign(found["paper (train)"])).mean()
         r = found["ours"].corr(found["paper (train)"]) if len(found) >= 3 else np.nan
-        summary.append({"corpus": name, "measured": corpus(name).measured,
-                        "words listed": len(group), "found in our text": len(found),
-                        "same sign as the paper": same_sign, "Pearson r": r})
+        row = {"corpus": name, "measured": corpus(name).measured, "words listed": len(group),
+               "found in our text": len(found), "same sign as the paper": same_sign,
+               "Pearson r": r}
+        for stat in uncertainty.PAIR_STATISTICS:  # "same sign ci_low", "pearson r ci_low", ...
+            ci = uncertainty.over_word_pairs(found["ours"], found["paper (train)"], stat,
+                                             n_resamples=n_resamples)
+            row.update(uncertainty.columns(ci, f"{stat} "))
+        summary.append(row)
     return words, pd.DataFrame(summary)
 
 
@@ -224,10 +263,11 @@ def prose_numbers(scored: CorpusScores, long: pd.DataFrame, by_window: pd.DataFr
 
     Per corpus (``ptb_...``, ``wikitext_2_...``, ``cnn_dailymail_...``,
     ``un_general_debates_...``): mu and sigma (``as-coded`` fixed; ``mu_printed``: the printed
-    counting), scored words, c(m)/c(f) and its log. For PTB's infinite context with the printed
-    counting (``ptb_inf_...``): the first cut-off where sigma reaches the paper's sigma and mu
-    there, and the first where mu reaches the paper's mu and sigma there. For the corpora of
-    Tables 5-8: words listed, found, share with the paper's sign, Pearson r.
+    counting) and their intervals' bounds (``mu_low``, ``mu_high``, ``sigma_low``,
+    ``sigma_high``), scored words, c(m)/c(f) and its log. For PTB's infinite context with the
+    printed counting (``ptb_inf_...``): the first cut-off where sigma reaches the paper's sigma
+    and mu there, and the first where mu reaches the paper's mu and sigma there. For the corpora
+    of Tables 5-8: words listed, found, share with the paper's sign, Pearson r.
     """
     out: dict[str, float] = {}
     for name in ("ptb", "wikitext-2", "cnn-dailymail", "un-general-debates"):
@@ -236,11 +276,13 @@ def prose_numbers(scored: CorpusScores, long: pd.DataFrame, by_window: pd.DataFr
         def cell(counting, col, name=name):
             row = long[(long.corpus == name) & (long.counting == counting)
                        & (long.context == "fixed")]
-            return float(row[col].iloc[0]) if len(row) else np.nan
+            return float(row[col].iloc[0]) if len(row) and col in row else np.nan
 
         co = scored.cooc.get((name, "paper", "fixed"))
         ratio = co.n_male / co.n_female if co is not None and co.n_female else np.nan
         out.update({f"{p}_mu": cell("as-coded", "mu"), f"{p}_sigma": cell("as-coded", "sigma"),
+                    **{f"{p}_{stat}_{end}": cell("as-coded", f"{stat} ci_{end}")
+                       for stat in ("mu", "sigma") for end in ("low", "high")},
                     f"{p}_mu_printed": cell("paper", "mu"),
                     f"{p}_words": cell("as-coded", "scored words"),
                     f"{p}_ratio": ratio, f"{p}_log_ratio": float(np.log(ratio))})

@@ -9,15 +9,18 @@ Every function takes the prepared corpora (:class:`.sweep.LMCorpus`) and the swe
   it predicts held-out text.
 - :func:`score_texts`: mu, sigma, beta of the training text ("train"), of a same-size sample of it
   ("sample", a control the paper does not have) and of each lambda's generated text, in both
-  countings and contexts, with bootstrap standard errors of mu (``as-coded``, fixed context).
-- :func:`table_1_to_3`: ours and the paper's in the layout of Tables 1-3 (the first seed).
-- :func:`seed_scores`, :func:`seed_summary`: mu, beta, perplexity of every training seed
-  (``as-coded``, fixed context), and their mean and spread over seeds, with the change from
-  lambda = 0 taken within each seed.
+  countings and contexts, each with its 95% interval over the text's words
+  (:mod:`.uncertainty`: the first seed's texts; the interval does not cover training).
+- :func:`table_1_to_3`: ours (``value [low, high]``) and the paper's in the layout of Tables 1-3
+  (the first seed), and whether the paper's number lies in our interval where comparable.
+- :func:`seed_scores`, :func:`seed_summary`, :func:`seed_table`: mu, beta, perplexity, cos^2 of
+  every training seed (``as-coded``, fixed context), with the change and ratios from lambda = 0
+  taken within each seed, and their mean, spread and t-interval over seeds (covering training
+  and text sampling); the lambda test is :func:`.uncertainty.lambda_effects`.
 - :func:`tying_table`: tied vs untied input/output/both debiasing (:func:`.sweep.tying_runs`).
 - :func:`prose_numbers`: the numbers the notebook's text quotes, by name (for myst-nb ``glue``).
-- :func:`tradeoff_frame`: mu, beta, perplexity and the gender projection against lambda, ours and
-  the paper's, each also relative to its lambda = 0 value (the trade-off figures).
+- :func:`tradeoff_frame`: mu, beta, relative perplexity and the gender projection against
+  lambda, ours (means over seeds with their t-intervals) and the paper's (the trade-off figures).
 - :func:`excerpts`: Table 4's form, generated text around strongly gendered words.
 - :func:`word_table`, :func:`word_tables`: Tables 5-8's form, word-level bias through the sweep;
   :func:`scored_share`: how much of them our generated texts score.
@@ -35,7 +38,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from biasbook.chapters.lm_gender_bias import bias
+from biasbook.chapters.lm_gender_bias import bias, uncertainty
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
 from biasbook.chapters.lm_gender_bias.sweep import LambdaRun, LMCorpus
@@ -45,11 +48,15 @@ from biasbook.training.lstm import EOS, UNK
 
 SETTINGS = [(counting, context) for counting in ("as-coded", "paper")
             for context in bias.CONTEXTS]
-N_BOOT = 30  # bootstrap resamples of the texts for the standard error of mu
 Runs = dict[tuple[str, float], LambdaRun]
 LABELS = {"corpus": "corpus", "lam": "λ"}  # record label -> column, for a table of runs
-# record key -> label of seed_summary's columns ("μ mean", "μ sd", "paper μ", ...)
-SEED_STATS = {"mu": "μ", "delta_mu": "Δμ", "beta": "β", "perplexity": "ppl"}
+# record key -> (column of seed_scores, label, the paper's Table 1-3 column or None)
+SEED_STATS = {"mu": ("mu", "μ", "fixed_mu"), "delta_mu": ("delta mu", "Δμ", None),
+              "beta": ("beta", "β", "fixed_beta"), "perplexity": ("ppl", "ppl", "ppl"),
+              "cos2": ("cos2", "cos²", None),
+              "perplexity_ratio": ("ppl ratio", "ppl / ppl(λ=0)", None),
+              "mu_ratio": ("mu ratio", "μ / μ(λ=0)", None)}
+RELATIVE = ("delta_mu", "perplexity_ratio", "mu_ratio")  # against lambda = 0: none at 0 itself
 
 
 @dataclass
@@ -78,24 +85,28 @@ def training_data(data: dict[str, LMCorpus]) -> pd.DataFrame:
 
 
 def perplexity_table(runs: Runs) -> pd.DataFrame:
-    """Perplexity (with the paper's), final training loss and mean cos^2 of every run."""
+    """Perplexity (with the paper's, which is not comparable: another model), final training
+    loss and mean cos^2 of every run (single runs: their spread is in :func:`seed_summary`)."""
     rows = []
     for (name, lam), run in runs.items():
-        rows.append({"corpus": name, "λ": lam, "perplexity": run.ppl,
-                     "paper perplexity": paper_sweep(name).get(lam, {}).get("ppl"),
+        paper = paper_sweep(name).get(lam, {}).get("ppl")
+        rows.append({"corpus": name, "λ": lam, "perplexity": run.ppl, "paper perplexity": paper,
+                     "vs paper": uncertainty.paper_check(
+                         np.nan, np.nan, paper, uncertainty.NOT_THE_PAPERS_MODEL),
                      "final training loss": run.lm.history[-1]["train_loss"],
                      "mean cos² with gender direction": run.cos2})
     return pd.DataFrame(rows)
 
 
 def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length: int, *,
-                progress: bool = True) -> TextScores:
+                n_resamples: int, progress: bool = True) -> TextScores:
     """Bias of the training texts, of a same-size sample of them and of every generated text.
 
     The sample is ``n_seeds`` random stretches of ``gen_length`` tokens of the training text
     (:func:`.bias.training_sample`); each generated text is one document, ``<eos>`` removed.
-    ``long`` holds mu, sigma, beta, scored ``words``, ``mu_se`` (NaN where not computed or
-    undefined) and the paper's ``paper mu``, ``paper sigma``, ``paper beta`` in the row's context.
+    ``long`` holds mu, sigma, beta, scored ``words``, their intervals over the words
+    (``mu ci_low``, ..., ``beta ci_method``; ``n_resamples`` resamples; NaN where undefined) and
+    the paper's ``paper mu``, ``paper sigma``, ``paper beta`` in the row's context.
     """
     reference, generated, rows = {}, {}, []
     jobs = [(name, c, x) for name in data for c, x in SETTINGS]
@@ -103,20 +114,21 @@ def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length:
         d, labels = data[name], {"counting": counting, "context": context}
         s, _ = bias.score(d.bias_docs, d.gender, counting, context)
         reference[name, counting, context] = s
-        rows.append({"corpus": name, "lam": "train", **labels, **bias.summary(s)})
+        rows.append({"corpus": name, "lam": "train", **labels, **bias.summary(s),
+                     **_intervals(None, s, n_resamples)})
         docs = bias.training_sample(d.bias_docs, n_seeds, gen_length)
         sample, _ = bias.score(docs, d.gender, counting, context)
         rows.append({"corpus": name, "lam": "sample", **labels, **bias.summary(sample, s),
-                     "mu_se": _mu_se(docs, d.gender, counting, context)})
+                     **_intervals(s, sample, n_resamples)})
     jobs = [(key, c, x) for key in runs for c, x in SETTINGS]
     for (name, lam), counting, context in tqdm(jobs, desc="generated-text bias",
                                                disable=not progress):
         docs = [[t for t in text if t != EOS] for text in runs[name, lam].texts]
         s, _ = bias.score(docs, data[name].gender, counting, context)
         generated[name, lam, counting, context] = s
+        ref = reference[name, counting, context]
         rows.append({"corpus": name, "lam": lam, "counting": counting, "context": context,
-                     **bias.summary(s, reference[name, counting, context]),
-                     "mu_se": _mu_se(docs, data[name].gender, counting, context)})
+                     **bias.summary(s, ref), **_intervals(ref, s, n_resamples)})
     long = pd.DataFrame(rows)
     for stat in ("mu", "sigma", "beta"):
         long[f"paper {stat}"] = [paper_sweep(name).get(lam, {}).get(f"{context}_{stat}")
@@ -125,11 +137,20 @@ def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length:
     return TextScores(reference, generated, long)
 
 
+def _intervals(reference: BiasScores | None, s: BiasScores | None, n_resamples: int) -> dict:
+    """mu's and sigma's intervals over the words of ``s``, beta's over the words shared with
+    ``reference`` (NaN without one)."""
+    beta = uncertainty.beta_interval(reference, s, n_resamples=n_resamples)
+    return {**uncertainty.word_columns(s, n_resamples=n_resamples),
+            **uncertainty.columns(beta, "beta ")}
+
+
 def seed_scores(data: dict[str, LMCorpus], by_seed: dict[int, Runs], *,
                 progress: bool = True) -> pd.DataFrame:
     """One row per corpus, lambda and training seed (``as-coded``, fixed context): mu, sigma,
-    beta, scored words, perplexity, mean cos^2, and ``delta mu`` = mu - mu(lambda = 0) of the
-    same seed (NaN without a lambda = 0 run)."""
+    beta, scored words, perplexity, mean cos^2, and against lambda = 0 of the same seed
+    ``delta mu`` = mu - mu(0), ``mu ratio`` = mu / mu(0) and ``ppl ratio`` = ppl / ppl(0)
+    (NaN without a lambda = 0 run)."""
     reference = {name: bias.score(d.bias_docs, d.gender, "as-coded", "fixed")[0]
                  for name, d in data.items()}
     rows = []
@@ -142,56 +163,104 @@ def seed_scores(data: dict[str, LMCorpus], by_seed: dict[int, Runs], *,
                      "cos2": run.cos2, **bias.summary(s, reference[name])})
     frame = pd.DataFrame(rows)
     if len(frame):
-        at_zero = frame[frame.lam == 0].set_index(["corpus", "seed"])["mu"]
+        at_zero = frame[frame.lam == 0].set_index(["corpus", "seed"])
         index = pd.MultiIndex.from_frame(frame[["corpus", "seed"]])
-        frame["delta mu"] = frame["mu"].to_numpy() - at_zero.reindex(index).to_numpy()
+        mu0 = at_zero["mu"].reindex(index).to_numpy()
+        frame["delta mu"] = frame["mu"].to_numpy() - mu0
+        with np.errstate(divide="ignore", invalid="ignore"):  # mu(0) = 0: no ratio (NaN)
+            frame["mu ratio"] = np.where(mu0 != 0, frame["mu"].to_numpy() / mu0, np.nan)
+        frame["ppl ratio"] = frame["ppl"].to_numpy() / at_zero["ppl"].reindex(index).to_numpy()
     return frame
 
 
 def seed_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
-    """Per corpus and lambda: mean, standard deviation (``sd``, ddof 1) and range over the
-    training seeds of mu, delta mu, beta and perplexity (the labels of :data:`SEED_STATS`),
-    beside the paper's mu, beta and perplexity (fixed context); NaN where undefined.
+    """One row per corpus, lambda and statistic of :data:`SEED_STATS` (``stat``: its record key,
+    ``label``): the number of ``seeds``, their ``mean``, ``sd`` (ddof 1), ``min``, ``max``, the
+    t-interval of the mean over seeds (``ci_low``, ... :func:`biasbook.stats.seed_spread`; NaN
+    with one seed), the paper's number (``paper``, fixed context) and ``vs paper`` (another
+    model: not comparable). The statistics relative to lambda = 0 (:data:`RELATIVE`) have no
+    row at lambda = 0.
 
     >>> per_seed = pd.DataFrame({"corpus": "ptb", "lam": [0.0, 0.0, 1.0, 1.0],
     ...     "seed": [0, 1, 0, 1], "mu": [0.8, 0.9, 0.7, 0.9], "delta mu": [0, 0, -0.1, 0.0],
-    ...     "beta": 0.1, "ppl": 300.0})
-    >>> seed_summary(per_seed).loc[1, ["μ mean", "μ sd", "Δμ mean", "seeds"]].round(3).tolist()
-    [0.8, 0.141, -0.05, 2.0]
+    ...     "beta": 0.1, "ppl": 300.0, "cos2": 0.01, "mu ratio": 1.0, "ppl ratio": 1.0})
+    >>> row = seed_summary(per_seed).query("stat == 'mu' and `λ` == 1.0").iloc[0]
+    >>> [round(float(row[k]), 3) for k in ("mean", "sd", "ci_low", "ci_high", "seeds")]
+    [0.8, 0.141, -0.471, 2.071, 2.0]
     """
     rows = []
     for (name, lam), g in per_seed.groupby(["corpus", "lam"], sort=False):
         paper = paper_sweep(name).get(lam, {})
-        row = {"corpus": name, "λ": lam, "seeds": len(g)}
-        for col, label, paper_key in (("mu", "μ", "fixed_mu"), ("delta mu", "Δμ", None),
-                                      ("beta", "β", "fixed_beta"), ("ppl", "ppl", "ppl")):
+        for key, (col, label, paper_key) in SEED_STATS.items():
+            if lam == 0 and key in RELATIVE:
+                continue
             values = g[col].dropna().to_numpy(dtype=float)
-            mean = float(values.mean()) if len(values) else np.nan
-            sd = float(values.std(ddof=1)) if len(values) > 1 else np.nan
-            row.update({f"{label} mean": mean, f"{label} sd": sd,
-                        f"{label} min": values.min() if len(values) else np.nan,
-                        f"{label} max": values.max() if len(values) else np.nan})
-            if paper_key:
-                row[f"paper {label}"] = paper.get(paper_key)
-        rows.append(row)
+            spread = uncertainty.over_seeds(values)
+            ref = paper.get(paper_key) if paper_key else None
+            rows.append({
+                "corpus": name, "λ": lam, "stat": key, "label": label, "seeds": len(values),
+                "mean": float(values.mean()) if len(values) else np.nan,
+                "sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
+                "min": values.min() if len(values) else np.nan,
+                "max": values.max() if len(values) else np.nan, **uncertainty.columns(spread),
+                "paper": ref, "vs paper": uncertainty.paper_check(
+                    np.nan, np.nan, ref, uncertainty.NOT_THE_PAPERS_MODEL)})
     return pd.DataFrame(rows)
 
 
-def tying_table(data: dict[str, LMCorpus],
-                runs: dict[tuple[str, float], LambdaRun]) -> pd.DataFrame:
+TABLE_STATS = {"mu": 3, "delta_mu": 3, "beta": 3, "perplexity": 1}  # seed_table: key -> digits
+
+
+def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`seed_summary` as the reader compares it: per corpus and lambda, for mu, delta mu,
+    beta and perplexity the mean over seeds with its 95% t-interval (``value [low, high]``) and
+    the sd, then the paper's mu, beta, perplexity and whether they can be held against ours."""
+    rows, papers = {}, {}
+    for r in summary[summary["stat"].isin(list(TABLE_STATS))].to_dict("records"):
+        row = rows.setdefault((corpus(r["corpus"]).label, r["λ"]), {"seeds": r["seeds"]})
+        digits = TABLE_STATS[r["stat"]]
+        row[f"{r['label']} mean [95% CI]"] = uncertainty.text(r["mean"], r["ci_low"],
+                                                              r["ci_high"], digits)
+        row[f"{r['label']} sd"] = "" if uncertainty.is_missing(r["sd"]) else \
+            f"{r['sd']:.{digits}f}"
+        if not uncertainty.is_missing(r["paper"]):
+            paper = papers.setdefault((corpus(r["corpus"]).label, r["λ"]), {})
+            paper[f"paper {r['label']}"] = f"{r['paper']:.{digits if digits == 1 else 2}f}"
+            paper["vs paper"] = r["vs paper"]
+    for key, paper in papers.items():
+        rows[key].update(paper)  # the paper's columns last
+    labels = [SEED_STATS[key][1] for key in TABLE_STATS]
+    order = ["seeds", *(f"{label} {end}" for label in labels for end in ("mean [95% CI]", "sd")),
+             *(f"paper {label}" for label in labels), "vs paper"]
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table = table.reindex(columns=[c for c in order if c in table]).fillna("")
+    table.index = pd.MultiIndex.from_tuples(table.index, names=["corpus", "λ"])
+    return table
+
+
+def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaRun], *,
+                n_resamples: int, reference: dict | None = None) -> pd.DataFrame:
     """:func:`.sweep.tying_runs` as a table: per variant and lambda, perplexity, mean cos^2 of
-    the input and output embeddings, mu and beta of the generated text (``as-coded``, fixed),
-    and perplexity and mu relative to lambda = 0 with the same tying."""
+    the input and output embeddings, mu (with its interval over the words, ``μ ci_low``, ...:
+    single runs, so it does not cover training) and beta of the generated text (``as-coded``,
+    fixed), and perplexity and mu relative to lambda = 0 with the same tying. ``reference``:
+    the training texts' scores of :class:`TextScores` (else they are scored here)."""
     rows = []
     for (variant, lam), run in runs.items():
         d = data[run.corpus]
-        ref, _ = bias.score(d.bias_docs, d.gender, "as-coded", "fixed")
+        ref = (reference or {}).get((run.corpus, "as-coded", "fixed"))
+        if ref is None:
+            ref, _ = bias.score(d.bias_docs, d.gender, "as-coded", "fixed")
         docs = [[t for t in text if t != EOS] for text in run.texts]
         s, _ = bias.score(docs, d.gender, "as-coded", "fixed")
         stats = bias.summary(s, ref)
+        mu = uncertainty.over_words(s.scores, "mu", n_resamples=n_resamples) if s else None
         rows.append({"corpus": run.corpus, "variant": variant, "λ": lam,
                      "perplexity": run.ppl, "cos² input": run.cos2, "cos² output": run.cos2_out,
-                     "μ": stats["mu"], "β": stats["beta"]})
+                     "μ": stats["mu"], "β": stats["beta"],
+                     "μ [95% CI over words]": uncertainty.text(
+                         stats["mu"], *(mu.low, mu.high) if mu else (np.nan, np.nan), 3),
+                     **uncertainty.columns(mu, "μ ")})
     frame = pd.DataFrame(rows)
     if len(frame):
         tying = frame["variant"].str.split(",").str[0]
@@ -253,65 +322,95 @@ def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
     return {k: float(v) for k, v in out.items()}  # plain floats: glue's text must parse
 
 
-def _mu_se(docs, gender, counting: str, context: str) -> float:
-    if (counting, context) != ("as-coded", "fixed"):  # the headline setting only
-        return np.nan
-    return bias.bootstrap_se(docs, gender, counting, context, n_boot=N_BOOT)
+STATS = (("mu", "μ"), ("sigma", "σ"), ("beta", "β"))  # Tables 1-3's columns per context
 
 
-def table_1_to_3(long: pd.DataFrame, runs: Runs, name: str,
-                 counting: str = "as-coded") -> pd.DataFrame:
-    """Ours and the paper's in the layout of Tables 1-3: rows train, sample, then each lambda.
+def table_1_to_3(long: pd.DataFrame, runs: Runs, name: str, counting: str = "as-coded", *,
+                 prefix_tokens: int | None = None) -> pd.DataFrame:
+    """Ours and the paper's in the layout of Tables 1-3: rows train, sample, then each lambda
+    (ours, then the paper's where it has the row). Our cells read ``value [low, high]`` (95%
+    over the words of the first seed's text); the paper's rows say in ``paper in our
+    interval?`` whether each of its numbers lies inside ours, or why the two are not the same
+    quantity (another model for every lambda; the training text's reasons in
+    :func:`.uncertainty.train_reason`, ``prefix_tokens``: the training text was cut).
     """
     mine = long[(long.corpus == name) & (long.counting == counting)]
-    ours = mine.pivot_table(index="lam", columns="context", values=["mu", "sigma", "beta"],
-                            sort=False, dropna=False)
-    ours.columns = [f"{ctx} {stat}" for stat, ctx in ours.columns]
-    cols = [f"{ctx} {stat}" for ctx in bias.CONTEXTS for stat in ("mu", "sigma", "beta")]
-    ours = ours.reindex(columns=cols)
-    fixed = mine[mine.context == "fixed"].set_index("lam")
-    ours.insert(1, "fixed mu se", fixed["mu_se"].reindex(ours.index))
-    ours["words"] = fixed["words"].reindex(ours.index)
-    ours["ppl"] = [runs[name, lam].ppl if (name, lam) in runs else np.nan for lam in ours.index]
-    paper = pd.DataFrame({lam: {c: r.get(c.replace(" ", "_")) for c in ours.columns}
-                          for lam, r in paper_sweep(name).items()}).T
-    frames = {"ours": ours}
-    if len(paper):
-        frames["paper"] = paper.astype(float)
-    both = pd.concat(frames, names=["source", "λ"]).swaplevel()
-    order = ["train", "sample", *sorted(lam for lam in set(both.index.get_level_values(0))
-                                        if lam not in ("train", "sample"))]
-    return both.reindex(pd.MultiIndex.from_tuples(
-        [(lam, src) for lam in order for src in frames if (lam, src) in both.index],
-        names=["λ", "source"]))
+    table = paper_sweep(name)
+    lams = [lam for lam in mine["lam"].unique() if lam not in ("train", "sample")]
+    rows, index = [], []
+    for lam in ["train", "sample", *sorted(lams)]:
+        by_ctx = mine[mine.lam == lam].set_index("context")
+        if by_ctx.empty:
+            continue
+        cells = {f"{ctx} {sym}": uncertainty.text(*(by_ctx.loc[ctx, f"{stat}{end}"]
+                                                   for end in ("", " ci_low", " ci_high")))
+                 for ctx in bias.CONTEXTS if ctx in by_ctx.index for stat, sym in STATS}
+        fixed = by_ctx.loc["fixed"] if "fixed" in by_ctx.index else {}
+        cells["words"] = f"{fixed['words']:.0f}" if len(fixed) else ""
+        cells["ppl"] = f"{runs[name, lam].ppl:.1f}" if (name, lam) in runs else ""
+        rows.append(cells)
+        index.append((lam, "ours"))
+        if lam in table:
+            rows.append(_paper_row(table[lam], by_ctx, name, lam, counting, prefix_tokens))
+            index.append((lam, "paper"))
+    frame = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["λ", "source"]))
+    return frame.fillna("")
 
 
-def tradeoff_frame(long: pd.DataFrame, runs: Runs, corpora: Sequence[str]) -> pd.DataFrame:
-    """One row per corpus, lambda, context and source (ours, paper; ``as-coded`` counting): mu,
-    its SE, beta, perplexity, mean cos^2, and ``ppl / ppl(λ=0)``, ``μ / μ(λ=0)`` (NaN without a
-    lambda = 0 row)."""
-    rows = []
-    generated = long[(long.counting == "as-coded") & ~long.lam.isin(["train", "sample"])]
-    for row in generated.itertuples():
-        run = runs[row.corpus, row.lam]
-        rows.append({"corpus": corpus(row.corpus).label, "λ": float(row.lam),
-                     "context": row.context, "μ": row.mu, "μ se": row.mu_se, "β": row.beta,
-                     "source": "ours", "perplexity": run.ppl, "mean cos²": run.cos2})
-    for name in corpora:
-        for lam, r in paper_sweep(name).items():
-            if lam == "train":
+def _paper_row(paper: dict, ours: pd.DataFrame, name: str, lam, counting: str,
+               prefix_tokens: int | None) -> dict:
+    """The paper's numbers of one row of Tables 1-3 and where they lie against our intervals."""
+    row, checks = {}, {}
+    for ctx in bias.CONTEXTS:
+        reason = (uncertainty.train_reason(name, counting, ctx, prefix_tokens=prefix_tokens)
+                  if lam == "train" else uncertainty.NOT_THE_PAPERS_MODEL)
+        found = []
+        for stat, sym in STATS:
+            value = paper.get(f"{ctx}_{stat}")
+            if uncertainty.is_missing(value):
                 continue
-            for context in bias.CONTEXTS:
-                rows.append({"corpus": corpus(name).label, "λ": float(lam), "context": context,
-                             "μ": r[f"{context}_mu"], "β": r[f"{context}_beta"],
-                             "source": "paper", "perplexity": r["ppl"], "mean cos²": np.nan})
-    frame = pd.DataFrame(rows)
-    group = ["corpus", "source", "context"]
-    base = frame[frame["λ"] == 0].drop_duplicates(group).set_index(group)
-    at_zero = base.reindex(pd.MultiIndex.from_frame(frame[group]))
-    frame["ppl / ppl(λ=0)"] = frame["perplexity"].to_numpy() / at_zero["perplexity"].to_numpy()
-    frame["μ / μ(λ=0)"] = frame["μ"].to_numpy() / at_zero["μ"].to_numpy()
-    return frame
+            row[f"{ctx} {sym}"] = f"{value:.2f}"
+            if not reason and ctx in ours.index:
+                found.append(f"{sym} " + uncertainty.paper_check(
+                    ours.loc[ctx, f"{stat} ci_low"], ours.loc[ctx, f"{stat} ci_high"], value))
+        checks[ctx] = f"not comparable ({reason})" if reason else ", ".join(found)
+    if lam in ("train", "sample") or len(set(checks.values())) > 1:
+        row["paper in our interval?"] = "; ".join(f"{c}: {v}" for c, v in checks.items() if v)
+    else:
+        row["paper in our interval?"] = next(iter(checks.values())).replace(
+            "not comparable (", "not comparable: ").rstrip(")")
+    row["ppl"] = f"{paper['ppl']:.2f}" if not uncertainty.is_missing(paper.get("ppl")) else ""
+    return row
+
+
+def tradeoff_frame(summary: pd.DataFrame, corpora: Sequence[str]) -> pd.DataFrame:
+    """The trade-off figures' points: one row per corpus (its label), lambda, source (``ours``:
+    the mean over training seeds with its t-interval ``low``, ``high`` from
+    :func:`seed_summary`; ``paper``: Tables 1-3, fixed context, no interval) and statistic
+    (``stat``: μ, β, cos², ``ppl / ppl(λ=0)``, ``μ / μ(λ=0)``; the ratios are 1 at lambda = 0).
+    """
+    shown = {"mu": "μ", "beta": "β", "cos2": "cos²", "perplexity_ratio": "ppl / ppl(λ=0)",
+             "mu_ratio": "μ / μ(λ=0)"}
+    rows = []
+    for r in summary[summary["stat"].isin(list(shown))].to_dict("records"):
+        rows.append({"corpus": corpus(r["corpus"]).label, "λ": float(r["λ"]), "source": "ours",
+                     "stat": shown[r["stat"]], "value": r["mean"], "low": r["ci_low"],
+                     "high": r["ci_high"], "seeds": r["seeds"]})
+    for name in summary["corpus"].unique():  # the ratios' anchor
+        if (summary["corpus"].eq(name) & summary["λ"].eq(0)).any():
+            rows += [{"corpus": corpus(name).label, "λ": 0.0, "source": "ours", "stat": stat,
+                      "value": 1.0} for stat in ("ppl / ppl(λ=0)", "μ / μ(λ=0)")]
+    for name in corpora:
+        sweep = {lam: r for lam, r in paper_sweep(name).items() if lam != "train"}
+        zero = sweep.get(0.0, {})
+        for lam, r in sweep.items():
+            values = {"μ": r["fixed_mu"], "β": r["fixed_beta"],
+                      "ppl / ppl(λ=0)": r["ppl"] / zero["ppl"] if zero else np.nan,
+                      "μ / μ(λ=0)": r["fixed_mu"] / zero["fixed_mu"] if zero else np.nan}
+            rows += [{"corpus": corpus(name).label, "λ": float(lam), "source": "paper",
+                      "stat": stat, "value": v} for stat, v in values.items()]
+    return pd.DataFrame(rows, columns=["corpus", "λ", "source", "stat", "value", "low", "high",
+                                       "seeds"])
 
 
 def sample_control(long: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,326 @@
+"""How sure is a number of this chapter? Intervals over words and over training seeds, the λ test.
+
+Which interval covers what (both notebooks; every interval is 95%):
+
+- **One text, over its words.** μ and σ of a text -- a training corpus, a same-size sample of
+  it, the text one model generated -- and the script's m/(m+f) mean are averages over the words
+  the text scores (those that meet both genders). The words are resampled with replacement
+  (:func:`biasbook.stats.interval`, percentile method, resample seed 0); each keeps the score
+  already computed. So the interval covers *which words* the text happens to score; it does not
+  redraw the co-occurrences behind one word's score, and it does not cover the training of the
+  model behind a generated text. β is resampled over the words scored in both the training and
+  the generated text (a word's two scores stay together; Tukey's fences are re-applied to every
+  resample, as :func:`~biasbook.metrics.cooccurrence_bias.bias_regression` applies them once).
+- **A trained model, over training seeds.** Each seed repeats the whole experiment (warm-up,
+  models, generated texts), so the spread of a number over seeds holds the training *and* the
+  sampling of its text: :func:`biasbook.stats.seed_spread`, a t-interval of the mean over seeds
+  (none from a single seed).
+- **The λ effect.** Δμ = μ(λ) − μ(λ = 0) within a seed (the two models share their warm-up, data
+  and seed), tested over seeds with a one-sample t-test (its 95% interval is the seed interval
+  of Δμ) and Holm's correction over the λ > 0 of a corpus (:func:`lambda_effects`).
+
+Frames carry an interval as the record fields of :data:`biasbook.results.UNCERTAINTY`, prefixed
+by the statistic when a frame holds several (``mu ci_low``, ``sigma ci_low``, ...);
+:func:`record` records them with :meth:`biasbook.results.Recorder.metrics`.
+
+>>> ci = over_words([-1.0, 0.5, 0.25, -0.5, 2.0], "mu", n_resamples=999)
+>>> print(ci.text(3), ci.n_units, ci.unit)
+0.850 [0.400, 1.450] 5 words
+>>> sorted(columns(None, "mu "))[:2]
+['mu ci_high', 'mu ci_level']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.stats as sps
+
+from biasbook import stats
+from biasbook.metrics.cooccurrence_bias import BiasScores
+from biasbook.results import UNCERTAINTY
+
+LEVEL = 0.95
+METHOD = "percentile"  # thousands of words: BCa's jackknife would cost n evaluations per interval
+SEED = 0  # the resamples' seed: an interval is the same on every run
+ALPHA = 0.05  # family-wise level of the λ tests
+
+
+def mean_abs(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """μ = mean |bias| along ``axis`` (every bootstrap resample at once)."""
+    return np.mean(np.abs(x), axis=axis)
+
+
+def stdev(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """σ = sample standard deviation (ddof 1) along ``axis``."""
+    return np.std(x, ddof=1, axis=axis)
+
+
+WORD_STATISTICS = {"mu": mean_abs, "sigma": stdev, "mean": np.mean}
+
+
+def over_words(values: Sequence[float], statistic: str = "mu", *, n_resamples: int,
+               seed: int = SEED) -> stats.Interval | None:
+    """The interval of ``statistic`` (``mu``, ``sigma`` or ``mean``) of one text's per-word
+    values, over its words; ``None`` for fewer than two words."""
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return None
+    return stats.interval(values, WORD_STATISTICS[statistic], level=LEVEL, method=METHOD,
+                          n_resamples=n_resamples, seed=seed, unit="words")
+
+
+def same_sign(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Share of items whose two values have the same sign, along ``axis``."""
+    return np.mean(np.sign(x) == np.sign(y), axis=axis)
+
+
+def pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Pearson's r along ``axis`` (NaN where one side is constant)."""
+    dx = x - x.mean(axis=axis, keepdims=True)
+    dy = y - y.mean(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (dx * dy).sum(axis=axis) / np.sqrt((dx * dx).sum(axis=axis)
+                                                  * (dy * dy).sum(axis=axis))
+
+
+PAIR_STATISTICS = {"same sign": same_sign, "pearson r": pearson}
+
+
+def over_word_pairs(x: Sequence[float], y: Sequence[float], statistic: str, *,
+                    n_resamples: int, seed: int = SEED) -> stats.Interval | None:
+    """The interval of ``statistic`` (``same sign``, ``pearson r``) of two aligned per-word
+    values, over the words (pairs stay together); ``None`` for fewer than three words or where
+    a resample leaves it undefined (r of a constant side)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 3:
+        return None
+    try:
+        return stats.interval((x, y), PAIR_STATISTICS[statistic], level=LEVEL, method=METHOD,
+                              n_resamples=n_resamples, seed=seed, unit="words")
+    except ValueError:
+        return None
+
+
+def _inside_fences(v: np.ndarray, k: float) -> np.ndarray:
+    q1, q3 = np.percentile(v, [25, 75], axis=-1, keepdims=True)
+    return (v >= q1 - k * (q3 - q1)) & (v <= q3 + k * (q3 - q1))
+
+
+def beta_statistic(outlier_iqr: float = 1.5):
+    """β of :func:`~biasbook.metrics.cooccurrence_bias.bias_regression` on aligned training and
+    generated scores, vectorised over resamples: the least-squares slope over the words inside
+    Tukey's fences on both sides (NaN where fewer than two distinct training scores remain).
+
+    >>> x, y = np.array([-1.0, 0.0, 1.0, 2.0, 30.0]), np.array([-0.5, 0.5, 1.5, 2.5, 0.0])
+    >>> float(beta_statistic()(x, y))  # 30 lies outside the fences: the slope of the rest
+    1.0
+    """
+    def beta(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        x, y = np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1)
+        w = (_inside_fences(x, outlier_iqr) & _inside_fences(y, outlier_iqr)).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n = w.sum(axis=-1, keepdims=True)
+            dx = x - (w * x).sum(axis=-1, keepdims=True) / n
+            dy = y - (w * y).sum(axis=-1, keepdims=True) / n
+            sxx = (w * dx * dx).sum(axis=-1)
+            return np.where(sxx > 0, (w * dx * dy).sum(axis=-1) / sxx, np.nan)
+    return beta
+
+
+def beta_interval(train: BiasScores | None, generated: BiasScores | None, *, n_resamples: int,
+                  outlier_iqr: float = 1.5, seed: int = SEED) -> stats.Interval | None:
+    """The interval of β over the words scored in both texts; ``None`` where a resample (or the
+    data) leaves no slope -- too few shared words or too many ties."""
+    if train is None or generated is None:
+        return None
+    x, y = train.to_series(), generated.to_series()
+    shared = x.index.intersection(y.index, sort=False)
+    if len(shared) < 3:
+        return None
+    try:
+        return stats.interval((x[shared].to_numpy(), y[shared].to_numpy()),
+                              beta_statistic(outlier_iqr), level=LEVEL, method=METHOD,
+                              n_resamples=n_resamples, seed=seed, unit="shared words")
+    except ValueError:  # NaN on some resample: the interval is undefined, not a number
+        return None
+
+
+def columns(ci: stats.Interval | stats.SeedSpread | None, prefix: str = "") -> dict:
+    """The record fields of :data:`~biasbook.results.UNCERTAINTY` of ``ci`` (NaN without one),
+    each named ``prefix + field``."""
+    row = ci.row() if ci is not None else dict.fromkeys(UNCERTAINTY, np.nan)
+    return {f"{prefix}{k}": row[k] for k in UNCERTAINTY}
+
+
+def word_columns(s: BiasScores | None, *, n_resamples: int) -> dict:
+    """``mu ci_low`` ... ``sigma ci_method``: μ's and σ's intervals over the words of ``s``."""
+    out = {}
+    for stat in ("mu", "sigma"):
+        ci = over_words(s.scores, stat, n_resamples=n_resamples) if s is not None else None
+        out.update(columns(ci, f"{stat} "))
+    return out
+
+
+def over_seeds(values: Sequence[float]) -> stats.SeedSpread | None:
+    """:func:`biasbook.stats.seed_spread` of the finite values; ``None`` with fewer than two."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return stats.seed_spread(values) if values.size >= 2 else None
+
+
+def text(value: float, low: float = np.nan, high: float = np.nan, digits: int = 2) -> str:
+    """``value [low, high]`` as tables print it; the value alone without an interval, ``""``
+    without a value.
+
+    >>> text(0.8312, 0.8, 0.86), text(0.8312), text(np.nan)
+    ('0.83 [0.80, 0.86]', '0.83', '')
+    """
+    if is_missing(value):
+        return ""
+    if is_missing(low) or is_missing(high):
+        return f"{value:.{digits}f}"
+    return stats.Interval(float(value), float(low), float(high), LEVEL, METHOD, 0).text(digits)
+
+
+def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd.DataFrame:
+    """``frame`` as a reader compares it: each column of ``values`` (``{column: prefix of its
+    interval's fields}``) becomes ``value [low, high]`` text, and every interval field is
+    dropped.
+
+    >>> f = pd.DataFrame({"w": [10], "mu": [0.8312], "mu ci_low": [0.8], "mu ci_high": [0.86],
+    ...                   "mu ci_units": [120]})
+    >>> shown(f, {"mu": "mu "}).to_dict("records")
+    [{'w': 10, 'mu': '0.83 [0.80, 0.86]'}]
+    """
+    out = frame.copy()
+    for column, prefix in values.items():
+        out[column] = [text(*r, digits=digits) for r in zip(
+            frame[column], frame[f"{prefix}ci_low"], frame[f"{prefix}ci_high"], strict=True)]
+    return out.drop(columns=[c for c in out if isinstance(c, str)
+                             and c.endswith(tuple(UNCERTAINTY))])
+
+
+def paper_check(low: float, high: float, paper, reason: str | None = None) -> str:
+    """Whether the paper's number lies in our interval: ``inside``, ``outside``, ``not
+    comparable: <reason>`` (the quantities differ), ``no interval``, or ``""`` (no paper number).
+
+    >>> paper_check(0.8, 0.86, 0.83), paper_check(0.8, 0.86, 0.9), paper_check(0.8, 0.86, None)
+    ('inside', 'outside', '')
+    >>> paper_check(0.8, 0.86, 0.83, "a 30,000-token prefix")
+    'not comparable: a 30,000-token prefix'
+    """
+    if is_missing(paper):
+        return ""
+    if reason:
+        return f"not comparable: {reason}"
+    if is_missing(low) or is_missing(high):
+        return "no interval"
+    return "inside" if low <= paper <= high else "outside"
+
+
+NOT_THE_PAPERS_MODEL = "another model (plain LSTM, not AWD-LSTM) and text size"
+_PARTS = {"wikitext-2": "validation/test text, not the training split",
+          "cnn-dailymail": "100 of the paper's 219,506 articles"}
+
+
+def train_reason(name: str, counting: str, context: str, *,
+                 prefix_tokens: int | None = None) -> str | None:
+    """Why our training-corpus μ, σ cannot be held against the paper's (``None``: they can).
+
+    Only the ``as-coded`` counting in the fixed context of the text the paper measured is the
+    same quantity: the printed counting is another score, the paper's infinite-context window is
+    unknown, and μ and σ depend on the size of the text.
+
+    >>> train_reason("ptb", "as-coded", "fixed") is None
+    True
+    >>> train_reason("ptb", "as-coded", "fixed", prefix_tokens=30000)
+    'a 30,000-token prefix; μ, σ depend on text size'
+    """
+    if counting != "as-coded":
+        return "printed counting; the paper's numbers are the authors' counting"
+    if context != "fixed":
+        return "the paper's infinite-context window is unknown"
+    if prefix_tokens:
+        return f"a {prefix_tokens:,}-token prefix; μ, σ depend on text size"
+    return _PARTS.get(name)
+
+
+def record(rec, key: str, frame: pd.DataFrame, *, value: str, paper: str | None = None,
+           labels: Sequence[str] | Mapping[str, str] = (), prefix: str = "") -> int:
+    """:meth:`~biasbook.results.Recorder.metrics` with ``ci=True`` for the rows that have an
+    interval (columns ``prefix + ci_low``, ...) and without for the others; returns the count."""
+    if prefix:  # this statistic's fields become the record's
+        frame = frame.drop(columns=[k for k in UNCERTAINTY if k in frame]).rename(
+            columns={f"{prefix}{k}": k for k in UNCERTAINTY})
+    has = frame["ci_low"].notna() & frame["ci_high"].notna()
+    with_ci = frame[has].assign(ci_units=frame.loc[has, "ci_units"].astype(int))
+    return (rec.metrics(key, with_ci, value=value, paper=paper, labels=labels, ci=True)
+            + rec.metrics(key, frame[~has], value=value, paper=paper, labels=labels))
+
+
+def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per corpus and λ > 0: is Δμ = μ(λ) − μ(λ = 0), taken within each training seed, real?
+
+    Columns: ``seeds``; ``value`` (mean Δμ) with the seeds' t-interval (``ci_*``); ``p_value``
+    of the one-sample t-test of mean Δμ = 0 over the seeds; ``p_holm``, Holm's adjustment over
+    the corpus's testable λ; ``holds`` (``p_holm`` <= ``alpha``); and ``verdict``. Fewer than
+    two seeds, or seeds that all agree exactly, cannot be tested (NaN p, not held).
+    """
+    rows = []
+    for name, g in per_seed[per_seed["lam"] > 0].groupby("corpus", sort=False):
+        family = []
+        for lam, h in g.groupby("lam", sort=True):
+            spread = over_seeds(h["delta mu"])
+            delta = h["delta mu"].dropna().to_numpy(dtype=float)
+            p = np.nan
+            # seeds that agree to rounding have no spread to test against (t would be infinite)
+            if spread is not None and spread.sd > 1e-12 * max(1.0, abs(spread.mean)):
+                p = float(sps.ttest_1samp(delta, 0.0).pvalue)
+            family.append({"corpus": name, "λ": float(lam), "seeds": len(delta),
+                           "value": float(delta.mean()) if len(delta) else np.nan,
+                           **columns(spread), "p_value": p})
+        p = np.array([r["p_value"] for r in family])
+        adjusted = np.full(len(family), np.nan)
+        if np.isfinite(p).any():
+            adjusted[np.isfinite(p)] = stats.holm(p[np.isfinite(p)])
+        for row, p_holm in zip(family, adjusted, strict=True):
+            row.update(p_holm=p_holm, holds=bool(p_holm <= alpha))
+            row["verdict"] = _verdict(row, alpha)
+        rows += family
+    return pd.DataFrame(rows, columns=["corpus", "λ", "seeds", "value", *UNCERTAINTY, "p_value",
+                                       "p_holm", "holds", "verdict"])
+
+
+def _verdict(row: dict, alpha: float) -> str:
+    if row["seeds"] < 2:
+        return "not testable: one training seed"
+    if is_missing(row["p_value"]):
+        return "not testable: no spread over seeds"
+    if row["holds"]:
+        way = "lowers" if row["value"] < 0 else "raises"
+        return f"real: λ {way} μ (Holm p = {row['p_holm']:.3g} ≤ {alpha:g})"
+    return f"not supported (Holm p = {row['p_holm']:.3g} > {alpha:g})"
+
+
+def effect_sentences(effects: pd.DataFrame, labels: Mapping[str, str] | None = None) -> str:
+    """The verdicts of :func:`lambda_effects` as Markdown: which λ effects the corrected test
+    supports, then one line per corpus and λ (``labels`` names the corpora)."""
+    labels, rows = labels or {}, effects.to_dict("records")
+    real = [f"{labels.get(r['corpus'], r['corpus'])} at λ = {r['λ']:g}" for r in rows
+            if r["holds"]]
+    lines = [f"**λ effects on μ that the corrected test supports:** "
+             f"{', '.join(real) if real else 'none'}.", ""]
+    for r in rows:
+        ci = text(r["value"], r["ci_low"], r["ci_high"], 3) or "–"
+        lines.append(f"- {labels.get(r['corpus'], r['corpus'])}, λ = {r['λ']:g}: Δμ = {ci} "
+                     f"over {r['seeds']} seed(s): {r['verdict']}")
+    return "\n".join(lines)
+
+
+def is_missing(x) -> bool:
+    """``None`` or NaN: no number."""
+    return x is None or (isinstance(x, float | int | np.floating) and math.isnan(x))
