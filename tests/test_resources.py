@@ -126,3 +126,23 @@ def test_a_changed_unpacked_file_is_caught_and_the_archive_unpacked_again(tmp_pa
     with pytest.warns(DamagedCacheWarning, match=rf"{name} \(missing\)"):
         unpacked()
     assert victim.read_bytes() == original and not (folder / "stray.csv").exists()
+
+
+def test_an_archive_unpacked_by_another_process_meanwhile_is_kept(tmp_path, monkeypatch, offline):
+    # Two processes unpacking one archive: the one that publishes second keeps the first's folder
+    # (readers may be in it) and leaves no staging folder behind.
+    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
+    write = resources._write_manifest
+    theirs = {}
+
+    def other_process_wins(staging, files):
+        write(staging, files)
+        target = staging.parent / staging.name[1:].rsplit("-", 1)[0]
+        shutil.copytree(staging, target)
+        theirs["marker"] = target / "written-by-the-other-process"
+        theirs["marker"].write_text("kept")
+
+    monkeypatch.setattr(resources, "_write_manifest", other_process_wins)
+    folder = resources.unpacked("cnn-dailymail-sample", "train_sample.zip")
+    assert theirs["marker"].read_text() == "kept" and theirs["marker"].parent == folder
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]

@@ -19,11 +19,13 @@ unpacked (:func:`unpacked`), so that what a chapter reads is what the registry's
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tarfile
+import tempfile
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
@@ -216,8 +218,9 @@ def unpacked(name: str, filename: str | None = None) -> Path:
         store.set_aside(target, f"{len(changes)} file(s) differ from {filename}: "
                         f"{', '.join(changes[:5])}{more}",
                         then=f"unpacked again from the verified {filename}")
-    # A folder without a manifest (unpacked by an older version) cannot be checked: replaced.
-    with store.atomic_dir(target) as staging:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
         if filename.endswith(".zip"):
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(staging)
@@ -227,7 +230,27 @@ def unpacked(name: str, filename: str | None = None) -> Path:
         files = {rel: [st.st_size, st.st_mtime_ns, sha256_of(staging / rel)]
                  for rel, st in _files(staging).items()}
         _write_manifest(staging, files)
+        _publish(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already when it was published
     return target
+
+
+def _publish(staging: Path, target: Path) -> None:
+    """Move a finished unpacking into place. Other processes (a notebook beside the tests, two
+    runs) may unpack the same archive at the same time: a folder another one published first is
+    as good as ours and is kept, never deleted under its readers. A folder without a manifest,
+    unpacked by an older version, cannot be checked and is replaced."""
+    if target.is_dir() and not (target / MANIFEST).is_file():
+        old = target.with_name(f".{target.name}-old-{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):  # another process moved it first
+            target.rename(old)
+        shutil.rmtree(old, ignore_errors=True)
+    try:
+        staging.rename(target)
+    except OSError:
+        if not (target / MANIFEST).is_file():
+            raise
 
 
 def _files(folder: Path) -> dict[str, os.stat_result]:
