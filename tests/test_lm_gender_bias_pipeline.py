@@ -161,8 +161,8 @@ def test_train_rows_and_statistics_by_hand(tmp_path):
     docs = {"ptb": [DOC]}
     scored = corpus_tables.score_corpora(docs, {"ptb": HE_SHE}, progress=False)
     rows = corpus_tables.train_rows(scored, n_resamples=99)
-    uncertainty.record(rec, "train_mu", rows, value="mu", paper="paper mu",  # as notebook 01
-                       labels=["corpus", "counting", "context"], prefix="mu ")
+    rec.metrics("train_mu", rows, value="mu", paper="paper mu",  # as notebook 01
+                labels=["corpus", "counting", "context"], ci="mu ")
     long = rows.set_index(["counting", "context"])
     # infinite context, weights 0.95^d over the whole (short) document
     q = 0.95
@@ -709,20 +709,6 @@ def test_lambda_effects_need_two_seeds_and_a_spread():
     flat = uncertainty.lambda_effects(per_seed_changes({1.0: [0.2, 0.2, 0.2]}))
     assert flat["verdict"].tolist() == ["not testable: no spread over seeds"]
     assert not flat["holds"].any() and "none." in uncertainty.effect_sentences(flat)
-
-
-def test_record_writes_an_interval_where_there_is_one(tmp_path):
-    rec = recorder(tmp_path)
-    ci = uncertainty.over_words([0.1, 0.5, 0.3, 0.9], "mu", n_resamples=99)
-    frame = pd.DataFrame([{"corpus": "ptb", "mu": ci.value, **uncertainty.columns(ci, "mu ")},
-                          {"corpus": "wikitext-2", "mu": 0.7, **uncertainty.columns(None, "mu ")}])
-    assert uncertainty.record(rec, "mu", frame, value="mu", labels=["corpus"],
-                              prefix="mu ") == 2
-    rows = {m["corpus"]: m for m in rec.record["metrics"]}
-    assert {k: rows["ptb"][k] for k in results.UNCERTAINTY} == {
-        k: v for k, v in ci.row().items() if k != "value"}
-    assert rows["ptb"]["ci_units"] == 4 and isinstance(rows["ptb"]["ci_units"], int)
-    assert not set(results.UNCERTAINTY) & set(rows["wikitext-2"])  # no interval: none recorded
 
 
 def test_paper_check_and_reasons():

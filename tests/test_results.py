@@ -88,3 +88,14 @@ def test_a_run_folder_says_whether_it_finished(tmp_path):
     (tmp_path / "run.json").write_text("{")
     with pytest.raises(results.RecordError, match="run.json is malformed"):
         results.run_status(tmp_path)
+
+
+def test_a_table_of_several_statistics_records_each_with_its_own_interval(tmp_path):
+    rec = results.Recorder("demo", "nb", params={}, run_dir=tmp_path)
+    frame = pd.DataFrame({"corpus": ["ptb", "wiki"], "μ": [0.5, 0.7], "μ ci_low": [0.4, math.nan],
+                          "μ ci_high": [0.6, math.nan], "μ ci_level": 0.95, "μ ci_unit": "words",
+                          "μ ci_units": [40, 1], "μ ci_method": "percentile"})
+    assert rec.metrics("mu", frame, value="μ", labels=["corpus"], ci="μ ") == 2
+    ptb, wiki = rec.record["metrics"]
+    assert (ptb["ci_low"], ptb["ci_high"], ptb["ci_units"]) == (0.4, 0.6, 40)
+    assert "ci_low" not in wiki  # one word: no interval, the value alone

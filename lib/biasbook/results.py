@@ -142,16 +142,19 @@ class Recorder:
         return value
 
     def metrics(self, key: str, frame: pd.DataFrame, *, value: str, paper: str | None = None,
-                labels: Sequence[str] | Mapping[str, str] = (), ci: bool = False) -> int:
+                labels: Sequence[str] | Mapping[str, str] = (), ci: bool | str = False) -> int:
         """Record column ``value`` of every row of ``frame`` as ``key``; returns the count.
 
         ``paper`` names the column of the paper's numbers; ``labels`` the columns that identify
         a row (a mapping renames them: ``{"lam": "λ"}`` records column ``λ`` as ``lam``; a NaN
-        label, such as no target language, is recorded as ``None``). With
-        ``ci=True`` the frame's :data:`UNCERTAINTY` columns are recorded too. A row whose value
-        is not computable (NaN) is listed under ``skipped`` in the record, not as a metric.
+        label, such as no target language, is recorded as ``None``). ``ci=True`` records the
+        frame's :data:`UNCERTAINTY` columns too; a string is their prefix in a frame that holds
+        several statistics (``ci="μ "`` reads ``μ ci_low``, ``μ ci_high``...). A row without an
+        interval (one seed, too few items) is recorded without one. A row whose value is not
+        computable (NaN) is listed under ``skipped`` in the record, not as a metric.
         """
         labels = dict(labels) if isinstance(labels, Mapping) else {c: c for c in labels}
+        prefix = ci if isinstance(ci, str) else ""
         count = 0
         for _, row in frame.iterrows():
             named = {label: None if _missing(row[column]) else row[column]
@@ -162,8 +165,11 @@ class Recorder:
                 listed = self.record.setdefault("skipped", [])
                 listed[:] = [s for s in listed if s != skipped] + [skipped]
                 continue
+            interval = {k: row[prefix + k] for k in UNCERTAINTY} if ci is not False else None
+            if interval and (_missing(interval["ci_low"]) or _missing(interval["ci_high"])):
+                interval = None
             self.metric(key, row[value], paper=None if paper is None else row[paper],
-                        ci={k: row[k] for k in UNCERTAINTY} if ci else None, **named)
+                        ci=interval, **named)
             count += 1
         self._save()
         return count

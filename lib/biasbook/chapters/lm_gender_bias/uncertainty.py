@@ -21,7 +21,7 @@ Which interval covers what (both notebooks; every interval is 95%):
 
 Frames carry an interval as the record fields of :data:`biasbook.results.UNCERTAINTY`, prefixed
 by the statistic when a frame holds several (``mu ci_low``, ``sigma ci_low``, ...);
-:func:`record` records them with :meth:`biasbook.results.Recorder.metrics`.
+:meth:`biasbook.results.Recorder.metrics` records them (``ci="mu "``).
 
 >>> ci = over_words([-1.0, 0.5, 0.25, -0.5, 2.0], "mu", n_resamples=999)
 >>> print(ci.text(3), ci.n_units, ci.unit)
@@ -247,19 +247,6 @@ def train_reason(name: str, counting: str, context: str, *,
     if prefix_tokens:
         return f"a {prefix_tokens:,}-token prefix; μ, σ depend on text size"
     return _PARTS.get(name)
-
-
-def record(rec, key: str, frame: pd.DataFrame, *, value: str, paper: str | None = None,
-           labels: Sequence[str] | Mapping[str, str] = (), prefix: str = "") -> int:
-    """:meth:`~biasbook.results.Recorder.metrics` with ``ci=True`` for the rows that have an
-    interval (columns ``prefix + ci_low``, ...) and without for the others; returns the count."""
-    if prefix:  # this statistic's fields become the record's
-        frame = frame.drop(columns=[k for k in UNCERTAINTY if k in frame]).rename(
-            columns={f"{prefix}{k}": k for k in UNCERTAINTY})
-    has = frame["ci_low"].notna() & frame["ci_high"].notna()
-    with_ci = frame[has].assign(ci_units=frame.loc[has, "ci_units"].astype(int))
-    return (rec.metrics(key, with_ci, value=value, paper=paper, labels=labels, ci=True)
-            + rec.metrics(key, frame[~has], value=value, paper=paper, labels=labels))
 
 
 def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
