@@ -97,3 +97,16 @@ def test_jensen_shannon_against_scipy_and_its_bounds():
 def test_bad_input_is_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.bad_input("CB of an empty score array, a negative ddof, or a JSD of an all-zero "
+                       "distribution", "a ValueError saying what is empty or impossible "
+                       "(not NaN, not 0)")
+def test_empty_cells_and_all_zero_distributions_are_refused():
+    with pytest.raises(ValueError, match="no \\(template, attribute\\) cell to average"):
+        cb.categorical_bias(np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="ddof must be 0 or more"):
+        cb.categorical_bias(np.zeros((2, 3)), ddof=-1)
+    with pytest.raises(ValueError,
+                       match=r"q has no weight to normalise \(all zero\) at \[\(1,\)\]"):
+        cb.jensen_shannon([[0.5, 0.5], [0.2, 0.8]], [[0.5, 0.5], [0.0, 0.0]])

@@ -85,9 +85,13 @@ def attribute_mean_prior(log_p_target, *, attribute_axis: int = -2) -> np.ndarra
 def target_variances(log_p_norm, *, ddof: int = 1) -> np.ndarray:
     """``Var_n log P'`` for every (template, attribute): the last axis is reduced."""
     values = _finite("log_p_norm", log_p_norm)
+    if ddof < 0:
+        raise ValueError(f"ddof must be 0 or more, got {ddof}")
     if values.ndim == 0 or values.shape[-1] <= ddof:
         raise ValueError(f"the variance over targets with ddof={ddof} needs more than {ddof} "
                          f"target(s); got shape {values.shape}")
+    if values.size == 0:
+        raise ValueError(f"no (template, attribute) cell to average: got shape {values.shape}")
     return values.var(axis=-1, ddof=ddof)
 
 
@@ -117,6 +121,11 @@ def jensen_shannon(p, q) -> np.ndarray:
         raise ValueError(f"p and q must have the same shape; got {p.shape} and {q.shape}")
     if (p < 0).any() or (q < 0).any():
         raise ValueError("p and q must be non-negative")
+    for name, weights in (("p", p), ("q", q)):
+        empty = np.argwhere(np.atleast_1d(weights.sum(axis=-1)) == 0)
+        if weights.shape[-1] == 0 or empty.size:
+            raise ValueError(f"{name} has no weight to normalise (all zero) at "
+                             f"{[tuple(map(int, i)) for i in empty[:5]] or 'every position'}")
     p = p / p.sum(axis=-1, keepdims=True)
     q = q / q.sum(axis=-1, keepdims=True)
     m = (p + q) / 2
