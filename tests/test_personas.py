@@ -196,3 +196,13 @@ def test_persona_step_twice_without_cache_gives_the_same_table(one_torch_thread)
     assert first["persona"].str.len().gt(0).all()
     runs = [first.loc[first["run"] == r, "persona"].to_numpy() for r in (0, 1)]
     assert (runs[0] != runs[1]).any()  # run r is seeded with seed + r: other samples
+
+
+@pytest.mark.bad_input("A masked model (e.g. BERT) in `persona_settings.models`",
+                       "a ValueError saying personas need a causal model that generates "
+                       "(was: AttributeError ... 'generate')")
+def test_a_masked_model_is_refused_for_personas():
+    tok = testing.tiny_tokenizer()
+    bert = models.from_model(testing.tiny_model("bert", len(tok)), tok, name="tiny-bert")
+    with pytest.raises(ValueError, match="tiny-bert is a masked model, which does not generate"):
+        personas.generate(bert, ["Describe a person."], seed=0, cache=False)

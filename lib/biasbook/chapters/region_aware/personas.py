@@ -148,6 +148,9 @@ def generate(lm: models.LanguageModel, prompts: Sequence[str], *, seed: int,
     """One sampled continuation per prompt (chat-rendered text), all prompts in one left-padded
     batch after ``set_seed(seed)``; cached by content."""
     prompts = validate.word_list("prompts", prompts)
+    if lm.kind != "causal":
+        raise ValueError(f"personas are generated text: {lm.name} is a {lm.kind} model, which "
+                         "does not generate; use a causal instruct model (e.g. smollm2-135m)")
     key = store.content_key("region-aware-personas", PERSONAS_VERSION, lm.fingerprint, prompts,
                             seed, temperature, max_new_tokens)
     return store.cached_json("region-aware-personas", key,
