@@ -312,3 +312,14 @@ def test_same_seed_same_tables(one_torch_thread):
     assert (runs[0]["Africa"].table["llm_label"] != "").any()
     pd.testing.assert_frame_equal(topics.topic_pairs(runs[0], nearest=True),
                                   topics.topic_pairs(runs[1], nearest=True))
+
+
+@pytest.mark.bad_input("A region with only a handful of documents for BERTopic",
+                       "a ValueError naming the region and its number of examples, instead of "
+                       "a scipy/HDBSCAN message that names none")
+def test_too_few_examples_for_bertopic_name_the_region():
+    settings = topics.TopicSettings.from_mapping({"domain": "un-debates", "label_model": None})
+    texts = ["She spoke about schools.", "He spoke about war.", "She praised nurses.",
+             "He praised soldiers.", "She asked for peace."]
+    with pytest.raises(ValueError, match="BERTopic could not cluster Oceania's 5 examples"):
+        topics.fit_region("Oceania", texts, ["F", "M", "F", "M", "F"], settings, cache=False)

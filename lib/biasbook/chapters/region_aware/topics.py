@@ -382,7 +382,8 @@ def fit_region(region: str, texts: Sequence[str], groups: Sequence[str],
         _model(ENCODER).fingerprint, _label_identity(settings),
         [version(d) for d in _DISTRIBUTIONS])
     result = store.cached_json("region-aware-topics", key,
-                               lambda: _fit(texts, groups, settings, cache), cache=cache)
+                               lambda: _fit(region, texts, groups, settings, cache),
+                               cache=cache)
     table = pd.DataFrame(result["topics"], columns=_TABLE_COLUMNS)
     documents = pd.DataFrame({"text": texts, "group": groups, "topic": result["doc_topic"],
                               "probability": result["doc_probability"]})
@@ -395,7 +396,8 @@ _TABLE_COLUMNS = ["topic", "size", "n_female", "n_male", "p_female", "p_male", "
                   "llm_label", "name"]
 
 
-def _fit(texts: list[str], groups: list[str], settings: TopicSettings, cache: bool) -> dict:
+def _fit(region: str, texts: list[str], groups: list[str], settings: TopicSettings,
+         cache: bool) -> dict:
     from bertopic import BERTopic
     from hdbscan import HDBSCAN
     from sklearn.feature_extraction.text import CountVectorizer
@@ -414,7 +416,12 @@ def _fit(texts: list[str], groups: list[str], settings: TopicSettings, cache: bo
                      calculate_probabilities=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # UMAP: "n_jobs overridden by random_state" (wanted)
-        assigned, probabilities = model.fit_transform(texts, embeddings=embeddings)
+        try:
+            assigned, probabilities = model.fit_transform(texts, embeddings=embeddings)
+        except (ValueError, TypeError, IndexError) as err:  # UMAP/HDBSCAN name no region
+            raise ValueError(f"BERTopic could not cluster {region}'s {len(texts)} examples "
+                             f"({type(err).__name__}: {str(err)[:120]}); give the region more "
+                             "documents (docs_per_region) or leave it out") from err
     assigned = np.asarray(assigned, dtype=int)
     doc_probability = assigned_probability(assigned, probabilities)
     table = alignment(assigned, doc_probability, groups)
