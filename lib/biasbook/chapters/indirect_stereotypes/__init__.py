@@ -5,6 +5,8 @@
 - :mod:`.pipeline`  Original / BIRM / CDS co-occurrence matrices and GloVe vectors per seed,
   cached by content
 - :mod:`.example`   Example 1 of the paper (the 6/7 factor) as an editable toy corpus
-- :mod:`.tables`    Tables 1-5 (semantic benchmarks, WEAT, RIPA) with medians and spread over
-  seeds beside the paper's numbers, and the external check of Caliskan's tests
+- :mod:`.tables`    Tables 1-5 (semantic benchmarks, WEAT, RIPA) beside the paper's numbers, and
+  the external check of Caliskan's tests
+- :mod:`.uncertainty` intervals over target words and training seeds, paired method-vs-Original
+  tests with Holm's correction, and whether the paper's number lies inside (issue 24)
 """

@@ -6,6 +6,9 @@
   :data:`MATRIX_VERSION`; the corpus is read and tokenised only when a matrix is missing.
 - :func:`vectors` trains GloVe for every method and seed through
   :func:`biasbook.embeddings.glove.train`, which caches by matrix hash and resumes per epoch.
+- :func:`loss_curves` tabulates GloVe's objective per epoch and how much it still falls;
+  :func:`learning_rates` trains one matrix at several learning rates to compare their curves
+  (notebook 02 chooses the profile's learning rate and epochs from them).
 
 The paper trains CDS on a new substitution of the corpus; here one substitution (``corpus
 seed``) serves every GloVe seed, so the spread over seeds is GloVe's alone.
@@ -14,7 +17,10 @@ seed``) serves every GloVe seed, so the spread over seeds is GloVe's alone.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
 
 from biasbook import store
 from biasbook.embeddings import glove
@@ -72,7 +78,83 @@ def matrices(corpus: dict, matrix: dict, birm_options: dict, *, methods: Iterabl
 
 
 def vectors(mats: dict[str, WordContextMatrix], glove_options: dict, seeds: Iterable[int], *,
+            workers: int = 1, spec: tuple[dict, dict, dict] | None = None,
             progress: bool = True) -> dict[tuple[str, int], glove.GloveFit]:
-    """GloVe fits ``{(method, seed): fit}`` for every matrix and seed (cached)."""
-    return {(method, seed): glove.train(m, seed=seed, progress=progress, **glove_options)
-            for method, m in mats.items() for seed in seeds}
+    """GloVe fits ``{(method, seed): fit}`` for every matrix and seed (cached).
+
+    GloVe's CPU step runs on one core. With ``workers > 1`` the runs are shared among that many
+    processes, each reading its matrix back from the cache; ``spec`` is the ``(corpus, matrix,
+    birm_options)`` that :func:`matrices` counted them with. Every run is the same as on one
+    core (a run depends on its seed only), and is then read back from the cache here.
+    """
+    seeds = list(seeds)
+    jobs = [(method, seed) for method in mats for seed in seeds]
+    if workers > 1 and len(jobs) > 1:
+        if spec is None:
+            raise ValueError("workers > 1 needs spec=(corpus, matrix, birm_options), with which "
+                             "the workers read the matrices back from the cache")
+        _train_in_processes(jobs, spec, glove_options, workers, progress)
+    return {(method, seed): glove.train(mats[method], seed=seed, progress=progress,
+                                        **glove_options) for method, seed in jobs}
+
+
+def _train_in_processes(jobs, spec, glove_options, workers, progress) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm.auto import tqdm
+
+    # spawn, not fork: a notebook kernel has threads, and a forked copy of them can deadlock
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+        futures = [pool.submit(_train_one, spec, method, seed, glove_options)
+                   for method, seed in jobs]
+        for future in tqdm(as_completed(futures), total=len(futures), disable=not progress,
+                           desc=f"GloVe runs ({min(workers, len(jobs))} processes)"):
+            future.result()
+
+
+def _train_one(spec: tuple[dict, dict, dict], method: str, seed: int, glove_options: dict) -> None:
+    """One GloVe run in a worker process: the matrix from the cache, the result into it. The
+    worker keeps its last matrix: it often trains the next seed of the same one."""
+    key = (store.content_key(*spec), method)
+    if key not in _WORKER_MATRIX:
+        _WORKER_MATRIX.clear()
+        corpus, matrix, birm_options = spec
+        _WORKER_MATRIX[key] = matrices(corpus, matrix, birm_options, methods=[method],
+                                       progress=False)[method]
+    glove.train(_WORKER_MATRIX[key], seed=seed, progress=False, **glove_options)
+
+
+_WORKER_MATRIX: dict[tuple[str, str], WordContextMatrix] = {}
+
+
+def loss_curves(fits: Mapping[tuple[str, int], glove.GloveFit]) -> pd.DataFrame:
+    """One row per (method, seed, epoch): GloVe's J and how much it fell in that epoch, in % of
+    the previous epoch's J (``drop_pct``, NaN for the first epoch).
+
+    >>> from types import SimpleNamespace
+    >>> curves = loss_curves({("birm", 0): SimpleNamespace(losses=[200.0, 150.0, 147.0])})
+    >>> curves[["method", "epoch", "J", "drop_pct"]].values.tolist()[1:]
+    [['BIRM (proposed)', 2, 150.0, 25.0], ['BIRM (proposed)', 3, 147.0, 2.0]]
+    """
+    frames = []
+    for (method, seed), fit in fits.items():
+        j = np.asarray(fit.losses, dtype=float)
+        drop = np.concatenate([[np.nan], 100 * (j[:-1] - j[1:]) / j[:-1]])
+        frames.append(pd.DataFrame({"method": LABELS.get(method, method), "seed": seed,
+                                    "epoch": np.arange(1, len(j) + 1), "J": j,
+                                    "drop_pct": drop}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def learning_rates(matrix: WordContextMatrix, glove_options: dict, lrs: Sequence[float], *,
+                   epochs: int, seed: int = 0,
+                   progress: bool = True) -> dict[tuple[str, int], glove.GloveFit]:
+    """GloVe on ``matrix`` at each learning rate in ``lrs`` (the other options as
+    ``glove_options``, ``epochs`` epochs, one seed), keyed ``(f"lr {lr}", seed)`` for
+    :func:`loss_curves`. Cached like every training: the profile's own setting costs nothing
+    when notebook 02 has trained it already."""
+    return {(f"lr {lr:g}", seed): glove.train(matrix, seed=seed, progress=progress,
+                                              **{**glove_options, "lr": lr, "epochs": epochs})
+            for lr in lrs}
