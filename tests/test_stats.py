@@ -220,3 +220,14 @@ def test_holm_refuses_bad_input():
         holm([])
     with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1, got 5"):
         holm_significant([0.01], alpha=5)
+
+
+def test_separate_samples_are_resampled_apart_and_keep_their_sizes():
+    # Y's resampled mean is 0, 5 or 10 with probabilities 1/4, 1/2, 1/4 (X is constant), so the
+    # 95% percentile interval of mean(X) - mean(Y) is exactly [-10, 0].
+    diff = lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis)  # noqa: E731
+    ci = interval(([0.0] * 5, [0.0, 10.0]), diff, paired=False, method="percentile",
+                  n_resamples=2000)
+    assert (ci.low, ci.high, ci.n_units) == (-10.0, 0.0, 7)
+    with pytest.raises(ValueError, match="must have one value per item each"):
+        interval(([0.0] * 5, [0.0, 10.0]), diff)  # paired by default

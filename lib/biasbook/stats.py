@@ -120,8 +120,9 @@ def _positions(idx: np.ndarray) -> str:
     return f"[{shown}{', ...' if idx.size > 10 else ''}]"
 
 
-def _arrays(named: dict[str, ArrayLike]) -> tuple[np.ndarray, ...]:
-    """Validated, aligned one-dimensional float arrays of at least two finite items."""
+def _arrays(named: dict[str, ArrayLike], paired: bool = True) -> tuple[np.ndarray, ...]:
+    """Validated one-dimensional float arrays of at least two finite items, aligned if
+    ``paired``."""
     arrays = []
     for name, values in named.items():
         x = np.asarray(values, dtype=float)
@@ -133,11 +134,11 @@ def _arrays(named: dict[str, ArrayLike]) -> tuple[np.ndarray, ...]:
             raise ValueError(f"{name} has NaN or inf at positions {_positions(bad)}")
         arrays.append(x)
     lengths = [x.size for x in arrays]
-    if len(set(lengths)) > 1:
+    if paired and len(set(lengths)) > 1:
         raise ValueError(f"paired arrays {', '.join(named)} must have one value per item each, "
                          f"got lengths {lengths}")
-    if lengths[0] < 2:
-        raise ValueError(f"need at least 2 items to resample, got {lengths[0]}")
+    if min(lengths) < 2:
+        raise ValueError(f"need at least 2 items to resample, got {min(lengths)}")
     return tuple(arrays)
 
 
@@ -172,9 +173,9 @@ def _evaluate(statistic: Statistic, arrays: tuple[np.ndarray, ...], vectorized: 
 
 def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: bool,
               level: float, method: str, n_resamples: int, rng: np.random.Generator,
-              unit: str | None) -> Interval:
+              unit: str | None, paired: bool = True) -> Interval:
     value = _evaluate(statistic, arrays, vectorized)
-    n = arrays[0].size
+    n = arrays[0].size if paired else sum(x.size for x in arrays)
     if all(np.ptp(x) == 0 for x in arrays):
         # Every resample is the data set itself: zero width (scipy's BCa would warn and give NaN).
         return Interval(value, value, value, level, method, n, unit)
@@ -184,7 +185,7 @@ def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: 
         warnings.simplefilter("ignore", sps.DegenerateDataWarning)
         res = sps.bootstrap(arrays, statistic, n_resamples=n_resamples,
                             batch=max(1, _BATCH_ELEMENTS // n), vectorized=vectorized,
-                            paired=True, confidence_level=level, method=method, rng=rng)
+                            paired=paired, confidence_level=level, method=method, rng=rng)
     low, high = (float(b) for b in res.confidence_interval)
     if not (math.isfinite(low) and math.isfinite(high)):
         if not np.all(np.isfinite(res.bootstrap_distribution)):
@@ -198,11 +199,13 @@ def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: 
 def interval(items: ArrayLike | tuple[ArrayLike, ...], statistic: Statistic = np.mean, *,
              level: float = 0.95, method: str = "BCa", n_resamples: int = 9999,
              seed: Seed = 0, unit: str | None = None,
-             vectorized: bool | None = None) -> Interval:
+             vectorized: bool | None = None, paired: bool = True) -> Interval:
     """Bootstrap confidence interval of ``statistic`` over the items it averages over.
 
     ``items`` is one value per item, or a tuple of aligned arrays (one value per item in each)
     that ``statistic`` takes as separate arguments; those are resampled together, item by item.
+    With ``paired=False`` the arrays are separate samples (WEAT's X and Y target words),
+    each resampled on its own, and may differ in length; ``n_units`` counts all their items.
     A statistic with an ``axis`` argument is evaluated on all resamples at once (fast); pass
     ``vectorized=False`` to call it once per resample. ``seed`` fixes the resamples (``None``:
     fresh ones on every call).
@@ -220,14 +223,22 @@ def interval(items: ArrayLike | tuple[ArrayLike, ...], statistic: Statistic = np
     >>> gap = lambda x, y, axis=-1: np.mean(x - y, axis=axis)
     >>> print(interval(([1.0, 2.0, 3.0, 4.0], [0.5, 1.0, 2.0, 3.5]), gap).text())
     0.75 [0.50, 1.00]
+
+    Two separate samples, e.g. the difference of their means:
+
+    >>> diff = lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis)
+    >>> ci = interval(([1.0, 2.0, 3.0], [0.5, 1.0, 2.0, 3.5, 1.5]), diff, paired=False,
+    ...               method="percentile")
+    >>> print(ci.text(), ci.n_units)
+    0.30 [-1.00, 1.50] 8
     """
     method = _check(level, n_resamples, method)
     if isinstance(items, tuple) and items and all(np.ndim(x) == 1 for x in items):
-        arrays = _arrays({f"items[{k}]": x for k, x in enumerate(items)})
+        arrays = _arrays({f"items[{k}]": x for k, x in enumerate(items)}, paired)
     else:
         arrays = _arrays({"items": items})
     return _interval(arrays, statistic, _is_vectorized(statistic, vectorized), level, method,
-                     n_resamples, np.random.default_rng(seed), unit)
+                     n_resamples, np.random.default_rng(seed), unit, paired)
 
 
 def paired_difference(a: ArrayLike, b: ArrayLike, statistic: Statistic = np.mean, *,

@@ -6,12 +6,11 @@ initialisation and batch order; the book trains each method with the same seeds)
 resampled, per number:
 
 - **WEAT effect size** (Tables 2-4): the target words. X and Y are resampled *apart* (a stratified
-  bootstrap: ``scipy.stats.bootstrap`` with two independent samples, so every resample keeps
+  bootstrap: :func:`biasbook.stats.interval` with two independent samples, so every resample keeps
   ``|X|`` X words and ``|Y|`` Y words); the attribute words stay fixed, as they define what is
   measured. The same resampled words serve every seed, and the statistic is the mean effect size
-  over the seeds. :func:`biasbook.stats.interval` resamples aligned arrays *together*, item by
-  item, which would tie the i-th X word to the i-th Y word, an arbitrary pairing: hence the direct
-  call (:func:`word_interval`).
+  over the seeds (:func:`word_interval`; ``paired=False``, since tying the i-th X word to the
+  i-th Y word would be an arbitrary pairing).
 - **RIPA** (Table 5's summary, mean ``|RIPA|``): the words (:func:`biasbook.stats.interval` and
   :func:`biasbook.stats.paired_difference`).
 - **The seeds**: the estimate is the mean over the training seeds;
@@ -47,7 +46,6 @@ Method against Original, always on the same words and the same seeds:
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -165,21 +163,19 @@ def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = 0.9
                   unit: str = "target words") -> stats.Interval:
     """Stratified bootstrap interval of ``statistic(ix, iy, axis=-1)``: ``ix`` and ``iy`` are
     indices of X and Y words resampled with replacement *apart*, |X| and |Y| of them
-    (``scipy.stats.bootstrap`` with two samples, ``paired=False``). A BCa interval that comes out
+    (:func:`biasbook.stats.interval` with ``paired=False``). A BCa interval that comes out
     undefined (a degenerate jackknife) is replaced by the percentile one, and says so."""
     data = (np.arange(n_x, dtype=float), np.arange(n_y, dtype=float))
-    value = float(statistic(*data, axis=-1))
-    for how in dict.fromkeys([method.lower(), "percentile"]):
-        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore", sps.DegenerateDataWarning)
-            res = sps.bootstrap(data, statistic, n_resamples=n_resamples, paired=False,
-                                vectorized=True, confidence_level=level, method=how,
-                                rng=np.random.default_rng(seed))
-        low, high = (float(b) for b in res.confidence_interval)
-        if math.isfinite(low) and math.isfinite(high):
-            return stats.Interval(value, low, high, level, "BCa" if how == "bca" else how,
-                                  n_x + n_y, unit)
-    raise ValueError("the statistic is not finite on some resamples of the words")
+    try:
+        return stats.interval(data, statistic, level=level, method=method,
+                              n_resamples=n_resamples, seed=seed, unit=unit, vectorized=True,
+                              paired=False)
+    except ValueError as err:
+        if method.lower() == "percentile" or "undefined" not in str(err):
+            raise
+    return stats.interval(data, statistic, level=level, method="percentile",
+                          n_resamples=n_resamples, seed=seed, unit=unit, vectorized=True,
+                          paired=False)
 
 
 def with_seeds(words: stats.Interval, per_seed: Sequence[float]) -> stats.Interval:
