@@ -114,6 +114,7 @@ def test_deterministic_per_seed_and_mini_batches_shuffle():
 
 
 def test_cached_and_resumed_after_interruption(private_cache, monkeypatch):
+    monkeypatch.setattr(glove, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint after every epoch
     m = sp.random(30, 30, density=0.4, random_state=1, format="csr") * 20 + sp.eye(30)
     vocab = [f"w{i}" for i in range(30)]
     kwargs = dict(dim=4, epochs=3, batch_size=32, progress=False)
@@ -192,6 +193,7 @@ def test_a_damaged_checkpoint_or_result_is_set_aside_and_trained_again(private_c
                                                                        monkeypatch):
     from biasbook import store
 
+    monkeypatch.setattr(glove, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint after every epoch
     m = sp.random(30, 30, density=0.4, random_state=1, format="csr") * 20 + sp.eye(30)
     vocab = [f"w{i}" for i in range(30)]
     kwargs = dict(dim=4, epochs=3, batch_size=32, progress=False)
@@ -224,3 +226,18 @@ def test_a_damaged_checkpoint_or_result_is_set_aside_and_trained_again(private_c
         again = glove.train(m, vocab, **kwargs)
     assert len(again.seconds) == 3 and again.losses == clean.losses
     np.testing.assert_array_equal(again.kv.vectors, clean.kv.vectors)
+
+
+def test_checkpoints_are_written_at_most_every_checkpoint_seconds(private_cache, monkeypatch):
+    m = sp.random(30, 30, density=0.4, random_state=1, format="csr") * 20 + sp.eye(30)
+    saves = []
+    real = glove.store.Checkpoint.save
+    monkeypatch.setattr(glove.store.Checkpoint, "save",
+                        lambda self, state: (saves.append(len(state["losses"])),
+                                             real(self, state)))
+    kwargs = dict(dim=4, epochs=4, batch_size=32, progress=False)
+    glove.train(m, [f"w{i}" for i in range(30)], **kwargs)  # epochs far shorter than 30 s
+    assert saves == []
+    monkeypatch.setattr(glove, "CHECKPOINT_SECONDS", 0.0)
+    glove.train(m, [f"w{i}" for i in range(30)], **{**kwargs, "seed": 1})
+    assert saves == [1, 2, 3]  # after every epoch but the last, which is the result itself
