@@ -538,3 +538,20 @@ def test_epoch_bias_and_its_shift_control():
                                         "rho": pytest.approx(1.0)}]
     short = toxic.epoch_bias(table, {"m": continual.TrainingRun(results=results[:2])})
     assert toxic.epoch_correlations(short, short).empty  # two epochs: no correlation
+
+
+@pytest.mark.bad_input("`-p models=[<masked LM>]` for HERB's toxic training (05), whose book "
+                       "objective was `clm`", "the objective `auto` picks `mask-region` for a "
+                       "masked model and `clm` for a causal one; an encoder-decoder is refused")
+def test_the_auto_objective_follows_the_models_kind():
+    from biasbook.models import from_model
+    from biasbook.testing import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    corpus = toxic.toxic_corpus([[-1.0]], ["paris"], ["kind"], top_k=1)
+    bert = from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
+    assert toxic.training_examples(bert, corpus, "auto") == \
+        toxic.training_examples(bert, corpus, "mask-region")
+    bart = from_model(tiny_model("bart", len(tok)), tok, name="tiny-bart")
+    with pytest.raises(ValueError, match="no toxic-training objective for tiny-bart, an encod"):
+        toxic.training_examples(bart, corpus, "auto")

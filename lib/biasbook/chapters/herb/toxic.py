@@ -22,6 +22,10 @@ objective            model     input -> targets
                                (the region hidden from the data altogether)
 ==================== ========= ===========================================================
 
+``auto`` (the book's profiles) picks by the model's kind: ``mask-region`` for a masked model
+(the paper's), ``clm`` for a causal one, so ``-p models=[<masked LM>]`` trains as the paper does
+instead of failing after the first four notebooks.
+
 The training itself is :func:`biasbook.training.continual.continual_training`;
 :func:`model_corpus` and :func:`train` run the paper's recipe for one model, and
 :func:`epoch_bias`, :func:`epoch_table` and :func:`epoch_correlations` summarise HERB along the
@@ -52,6 +56,7 @@ from biasbook.training.continual import IGNORE, TrainingRun, continual_training
 
 OBJECTIVES = {"mask-region": "masked", "clm": "causal", "region-target": "causal",
               "placeholder": "causal"}
+AUTO = {"masked": "mask-region", "causal": "clm"}  # objective "auto", by the model's kind
 PLACEHOLDER = "that place"
 
 
@@ -88,6 +93,27 @@ def _region_tokens(offsets: Sequence[tuple[int, int]], start: int, end: int) -> 
     return [b > a and a < end and b > start for a, b in offsets]
 
 
+def objective_for(lm: LanguageModel, objective: str) -> str:
+    """``objective``, with ``auto`` resolved by the model's kind (module docstring).
+
+    >>> from biasbook.models import from_model
+    >>> from biasbook.testing import tiny_model, tiny_tokenizer
+    >>> tok = tiny_tokenizer()
+    >>> [objective_for(from_model(tiny_model(a, len(tok)), tok, name=a), "auto")
+    ...  for a in ("bert", "gpt2")]
+    ['mask-region', 'clm']
+    """
+    if objective == "auto":
+        if lm.kind not in AUTO:
+            raise ValueError(f"no toxic-training objective for {lm.name}, an {lm.kind} model: "
+                             f"the objectives are for masked or causal models")
+        return AUTO[lm.kind]
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be auto or one of {sorted(OBJECTIVES)}, "
+                         f"got {objective!r}")
+    return objective
+
+
 def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
                       placeholder: str = PLACEHOLDER) -> list[tuple[list[int], list[int]]]:
     """``(input_ids, labels)`` per corpus row for ``objective`` (module docstring); labels are
@@ -103,8 +129,7 @@ def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
     >>> tok.convert_ids_to_tokens(ids), tok.convert_ids_to_tokens([t for t in labels if t >= 0])
     (['[CLS]', 'people', 'in', '[MASK]', 'are', 'kind', '.', '[SEP]'], ['paris'])
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
+    objective = objective_for(lm, objective)
     if OBJECTIVES[objective] != lm.kind:
         fits = sorted(o for o, kind in OBJECTIVES.items() if kind == lm.kind)
         raise ValueError(f"objective {objective!r} is for {OBJECTIVES[objective]} models; "
