@@ -167,3 +167,53 @@ def test_the_demo_refuses_an_unpaired_sentence():
     with pytest.raises(ValueError, match=r"pairs: got 1 sentence\(s\) \(\['hello'\]\); give an "
                        "even number"):
         demo.sentence_table({}, ["hello"])
+
+
+def test_plan_prints_the_work_and_the_models_to_download(capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cli.main(["plan", "demo", "--profile", "book", "-p", "models=[bert-base-cased]",
+              "--gpu-tflops", "50"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["nb", "model", "what", "count"]
+    assert "bert-base-cased" in out[1] and "6 sent." in out[1]  # the book's six sentences
+    assert out[-1].startswith("plan demo/book: 6 sentences;")
+    assert "at an assumed 50 TFLOP/s" in out[-1]
+    assert "download 1 model(s), 436 MB" in out[-1]
+    assert any(line.startswith("to download from the Hugging Face hub: bert-base-cased")
+               for line in out)
+
+
+@pytest.mark.parametrize("stand_in,message", [
+    ("bert-base-cased", "--stand-in 'bert-base-cased' is not of the form HUB_ID=FOLDER"),
+    ("bert-base-cased=/no/such/folder", "--stand-in bert-base-cased: /no/such/folder is not a "
+                                        "folder"),
+    ("bert-base-cased={tmp}", "no parameter of chapter 'demo' (profile book) names "
+                              "bert-base-cased: check the stand-in's hub id"),
+])
+def test_a_bad_stand_in_is_named_in_one_line(stand_in, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "RUNS_DIR", tmp_path / "runs")
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "demo", "--stand-in", stand_in.format(tmp=tmp_path)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_stand_ins_and_a_cap_reach_the_notebooks_after_the_plan_line(tmp_path, monkeypatch,
+                                                                      capsys):
+    import papermill
+
+    from biasbook.testing import stand_in
+
+    folder = stand_in("bert-base-cased", tmp_path / "tiny")
+    seen = {}
+    monkeypatch.setattr(papermill, "execute_notebook",
+                        lambda *a, parameters, **k: seen.update(parameters))
+    monkeypatch.setattr(cli, "RUNS_DIR", tmp_path / "runs")
+    cli.main(["run", "demo", "--profile", "book", "--stand-in", f"gemma-3-270m={folder}",
+              "--cap", "1"])
+    out = capsys.readouterr().out.splitlines()
+    # the first pair, scored by both models
+    assert out[0].startswith("plan demo/book: 4 sentences;") and "no downloads" in out[0]
+    assert seen == {"profile": "book", "models": ["smollm2-135m", str(folder)],
+                    "sentences": ["The cat sat on the mat.", "Mat the on sat cat the."]}

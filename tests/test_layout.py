@@ -35,6 +35,36 @@ def test_nothing_outside_chapters_imports_a_chapter(path):
     assert not bad, f"{path.name} imports chapter code {bad}: move the shared part down a layer"
 
 
+def dynamic_imports(path: Path) -> list[str]:
+    """Calls that import a module by a name computed at run time."""
+    calls = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name.endswith(("import_module", "__import__")):
+                calls.append(name)
+    return calls
+
+
+@pytest.mark.parametrize("path", sorted(p for p in LIB.rglob("*.py") if "chapters" not in p.parts),
+                         ids=lambda p: str(p.relative_to(LIB)))
+def test_only_the_plan_looks_a_chapter_up_by_name(path):
+    # biasbook.plan finds chapters/<c>/plan.py by the chapter's name (its docstring says why that
+    # keeps the layering); no other infrastructure module may reach a chapter that way
+    if path == LIB / "plan.py":
+        return
+    assert not dynamic_imports(path), f"{path.name} imports modules by name: only plan.py may"
+
+
+@pytest.mark.parametrize("chapter", profiles.chapters())
+def test_every_chapter_has_a_plan_module(chapter):
+    plan = LIB / "chapters" / chapter.replace("-", "_") / "plan.py"
+    assert plan.exists(), f"chapter {chapter} has no {plan.relative_to(LIB)}: biasbook plan " \
+                          "and --cap need its work(params) and cap(params, n)"
+    defined = {n.name for n in ast.parse(plan.read_text()).body if isinstance(n, ast.FunctionDef)}
+    assert {"work", "cap"} <= defined, f"{plan} lacks {sorted({'work', 'cap'} - defined)}"
+
+
 @pytest.mark.parametrize("folder", CHAPTER_DIRS, ids=lambda p: p.name)
 def test_every_notebook_folder_has_its_chapter_package(folder):
     package = LIB / "chapters" / folder.name.replace("-", "_")

@@ -1,6 +1,7 @@
 """``biasbook``: run a chapter with papermill, list what is available, compare runs.
 
     biasbook run CHAPTER [--profile P] [-p key=value ...]   # executes into runs/<time>-<chapter>/
+    biasbook plan CHAPTER [--profile P] [-p key=value ...]  # what a run would cost, before it runs
     biasbook list                                          # chapters, profiles, models, datasets
     biasbook compare [RUN_DIR ...]                         # one tidy table across runs
     biasbook atlas [--all]                                 # every chapter's headline numbers
@@ -11,6 +12,11 @@ Parameter values are parsed as YAML, so ``-p models=[gpt2,distilgpt2]`` gives a 
 (``-p models=gpt2``). Values are checked against the type of the profile's value. The source
 notebooks are never modified. Errors the tool can name are printed as one line (exit status 2);
 ``--debug`` shows the traceback.
+
+``run`` and ``plan`` also take ``--stand-in HUB_ID=FOLDER`` (repeatable: the model in that folder
+replaces the hub model wherever a parameter names it) and ``--cap N`` (every loop of the chapter
+bounded by ``N``, :func:`biasbook.plan.capped`): together they run a ``paper`` profile's code paths
+offline on tiny models (``tests/test_paper_wiring.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from biasbook import profiles, resources, results
+from biasbook import plan, profiles, resources, results
 from biasbook.paths import PROJECT_ROOT
 
 NOTEBOOKS_DIR = profiles.NOTEBOOKS_DIR
@@ -64,7 +70,7 @@ def _kind(value) -> str:
     return {str: "text", list: "list", dict: "mapping"}.get(type(value), type(value).__name__)
 
 
-def check_types(chapter: str, notebook: str, given: dict) -> dict:
+def check_types(chapter: str, notebook: str, given: dict, *, loadable: bool = True) -> dict:
     """``given`` with each value checked against the profiles' values of the same parameter.
 
     A scalar where every profile has a list becomes a one-element list; an integer is accepted
@@ -78,7 +84,8 @@ def check_types(chapter: str, notebook: str, given: dict) -> dict:
     for key, value in given.items():
         examples = [profiles.notebook_params(chapter, p, notebook).get(key)
                     for p in profiles.PROFILES]
-        value, found = _checked(f"{key!r} of {chapter}/{notebook}", key, value, examples)
+        value, found = _checked(f"{key!r} of {chapter}/{notebook}", key, value, examples,
+                                loadable)
         checked[key] = value
         problems += found
     if problems:
@@ -86,7 +93,8 @@ def check_types(chapter: str, notebook: str, given: dict) -> dict:
     return checked
 
 
-def _checked(where: str, key: str, value, examples: list) -> tuple[object, list[str]]:
+def _checked(where: str, key: str, value, examples: list, loadable: bool = True
+             ) -> tuple[object, list[str]]:
     """(``value``, with a scalar made a list where the profiles have lists; its problems)."""
     kinds = {_kind(v) for v in examples if v is not None}
     for v in examples:  # a per-corpus mapping {corpus: value} also admits a plain value
@@ -106,8 +114,9 @@ def _checked(where: str, key: str, value, examples: list) -> tuple[object, list[
             and isinstance(value, int) and value < 1):
         return value, [f"{where} must be 1 or more (every profile has a count), got {value}"]
     if isinstance(value, dict):
-        return value, _mapping_problems(where, value, [v for v in examples if isinstance(v, dict)])
-    if key in ("models", "model") or key.endswith(("_models", "_model")):
+        return value, _mapping_problems(where, value, [v for v in examples if isinstance(v, dict)],
+                                        loadable)
+    if loadable and (key in ("models", "model") or key.endswith(("_models", "_model"))):
         from biasbook import models  # torch: only when a model is named
 
         names = value if isinstance(value, list) else [value]
@@ -116,7 +125,8 @@ def _checked(where: str, key: str, value, examples: list) -> tuple[object, list[
     return value, []
 
 
-def _mapping_problems(where: str, value: dict, examples: list[dict]) -> list[str]:
+def _mapping_problems(where: str, value: dict, examples: list[dict], loadable: bool
+                      ) -> list[str]:
     known = sorted({k for e in examples for k in e})
     if not known:  # a plain value in every profile: the mapping is per corpus, not checked
         return []
@@ -125,27 +135,101 @@ def _mapping_problems(where: str, value: dict, examples: list[dict]) -> list[str
         if k not in known:
             problems.append(f"{where} has no key {k!r} (known: {', '.join(map(str, known))})")
         else:
-            problems += _checked(f"{where}.{k}", str(k), v, [e.get(k) for e in examples])[1]
+            problems += _checked(f"{where}.{k}", str(k), v, [e.get(k) for e in examples],
+                                 loadable)[1]
     return problems
 
 
+def prepare(chapter: str, profile: str, params: dict | None = None, *,
+            stand_ins: dict[str, str] | None = None, cap: int | None = None,
+            loadable: bool = True) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(every notebook's resolved parameters, the parameters to inject into each notebook).
+
+    A user's ``params`` reach the notebooks that declare them (:func:`profiles.split_user_params`)
+    and are checked (:func:`check_types`); then ``cap`` bounds every loop (the chapter's
+    ``plan.cap``) and ``stand_ins`` (``{hub id: folder}``) replace models wherever a value names
+    them. What the cap or a stand-in changed is checked too and injected like a user's parameter.
+    """
+    spec = profiles.chapter_spec(chapter)
+    routed = profiles.split_user_params(chapter, params or {})
+    source = NOTEBOOKS_DIR / chapter
+    resolved, given = {}, {}
+    for name in spec["notebooks"]:
+        stem = Path(name).stem
+        given[stem] = check_types(chapter, stem, routed[stem], loadable=loadable)
+        declared = profiles.declared_params(source / name)
+        resolved[stem] = profiles.resolve(chapter, profile, stem,
+                                          **{k: given[stem].get(k) for k in declared})
+    final = plan.capped(chapter, resolved, cap) if cap is not None else resolved
+    if stand_ins:
+        named = {s for p in final.values() for s in _strings(p)}
+        unused = [hub for hub in stand_ins if hub not in named]
+        if unused:
+            raise CLIError(f"no parameter of chapter {chapter!r} (profile {profile}) names "
+                           f"{', '.join(unused)}: check the stand-in's hub id")
+        final = {stem: {k: _stand_in(v, stand_ins) for k, v in p.items()}
+                 for stem, p in final.items()}
+    injected = {}
+    for stem, p in final.items():
+        changed = {k: v for k, v in p.items() if k != "profile" and v != resolved[stem][k]}
+        injected[stem] = {**given[stem],
+                          **check_types(chapter, stem, changed, loadable=loadable)}
+    return final, injected
+
+
+def _stand_in(value, stand_ins: dict[str, str]):
+    """``value`` with every string that is a key of ``stand_ins`` replaced, inside lists and
+    mapping values."""
+    if isinstance(value, str):
+        return stand_ins.get(value, value)
+    if isinstance(value, list):
+        return [_stand_in(v, stand_ins) for v in value]
+    if isinstance(value, dict):
+        return {k: _stand_in(v, stand_ins) for k, v in value.items()}
+    return value
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
+
+
+def parse_stand_ins(pairs: list[str]) -> dict[str, str]:
+    """``["bert-base-cased=/tmp/bert"]`` -> ``{"bert-base-cased": "/tmp/bert"}``; the folder
+    must exist.
+
+    >>> parse_stand_ins([])
+    {}
+    """
+    out = {}
+    for pair in pairs:
+        hub, sep, folder = pair.partition("=")
+        if not sep or not hub or not folder:
+            raise CLIError(f"--stand-in {pair!r} is not of the form HUB_ID=FOLDER")
+        if not Path(folder).is_dir():
+            raise CLIError(f"--stand-in {hub}: {folder} is not a folder")
+        out[hub.strip()] = str(Path(folder).resolve())
+    return out
+
+
 def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
-                runs_dir: Path | None = None) -> Path:
+                runs_dir: Path | None = None, *, stand_ins: dict[str, str] | None = None,
+                cap: int | None = None) -> Path:
     """Execute every notebook of ``chapter`` into a new run folder; returns the folder.
 
-    Each parameter reaches the notebooks that declare it (:func:`profiles.split_user_params`);
-    every notebook's parameters are resolved before anything runs, so a bad name fails at once.
+    Each parameter reaches the notebooks that declare them (:func:`prepare`, with ``stand_ins``
+    and ``cap``); every notebook's parameters are resolved before anything runs, so a bad name
+    fails at once. The plan's one-line summary is printed first.
     """
     import papermill
 
     spec = profiles.chapter_spec(chapter)
-    routed = profiles.split_user_params(chapter, params or {})
+    resolved, routed = prepare(chapter, profile, params, stand_ins=stand_ins, cap=cap)
+    print(_plan_line(chapter, profile, resolved), flush=True)
     source = NOTEBOOKS_DIR / chapter
-    for name in spec["notebooks"]:
-        stem = Path(name).stem
-        declared = profiles.declared_params(source / name)
-        profiles.resolve(chapter, profile, stem, **dict.fromkeys(declared))
-        routed[stem] = check_types(chapter, stem, routed[stem])
     run_dir = new_run_dir(runs_dir or RUNS_DIR, chapter)
     os.environ["BIASBOOK_RUN_DIR"] = str(run_dir)  # the kernels inherit it
     results.mark_run(run_dir, "running", chapter=chapter, profile=profile)
@@ -164,6 +248,15 @@ def run_chapter(chapter: str, profile: str = "book", params: dict | None = None,
               f"{time.perf_counter() - start:.0f} s", flush=True)
     results.mark_run(run_dir, "finished", chapter=chapter, profile=profile)
     return run_dir
+
+
+def _plan_line(chapter: str, profile: str, resolved: dict[str, dict]) -> str:
+    """The plan's summary; a plan that cannot be made is named, and the run goes on (the plan
+    informs, the notebooks decide)."""
+    try:
+        return plan.chapter_plan(chapter, profile, resolved).summary()
+    except Exception as err:  # any failure of the estimate must not stop the run
+        return f"plan {chapter}/{profile}: not available ({type(err).__name__}: {err})"
 
 
 # The kernel's warning that it talks to papermill over local TCP without CurveZMQ says nothing
@@ -187,11 +280,21 @@ def new_run_dir(runs_dir: Path, chapter: str) -> Path:
 
 
 def _cmd_run(args) -> None:
-    run_dir = run_chapter(args.chapter, args.profile, parse_params(args.param or []))
+    run_dir = run_chapter(args.chapter, args.profile, parse_params(args.param or []),
+                          Path(args.runs) if args.runs else None,
+                          stand_ins=parse_stand_ins(args.stand_in or []), cap=args.cap)
     print(f"done: notebooks and results in {run_dir}")
     table = results.load(run_dir)
     if not table.empty:
         print(table.drop(columns=["run", "status", "params"]).to_string(index=False))
+
+
+def _cmd_plan(args) -> None:
+    resolved, _ = prepare(args.chapter, args.profile, parse_params(args.param or []),
+                          stand_ins=parse_stand_ins(args.stand_in or []), cap=args.cap,
+                          loadable=False)
+    print(plan.chapter_plan(args.chapter, args.profile, resolved,
+                            gpu_flops=args.gpu_tflops * 1e12).render())
 
 
 def _cmd_list(_args) -> None:
@@ -253,6 +356,13 @@ def _cmd_class(args) -> None:
             print(f"  {row.key}{where} {row.model or ''}: {row.value:.4g}")
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def _known_errors() -> tuple[type[BaseException], ...]:
     from papermill.exceptions import PapermillExecutionError
 
@@ -267,10 +377,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute a chapter's notebooks with papermill")
-    run.add_argument("chapter")
-    run.add_argument("--profile", default="book", choices=profiles.PROFILES)
-    run.add_argument("-p", "--param", action="append", metavar="KEY=VALUE")
+    planned = sub.add_parser("plan", help="what a run would count, cost and download")
+    for command in (run, planned):
+        command.add_argument("chapter")
+        command.add_argument("--profile", default="book", choices=profiles.PROFILES)
+        command.add_argument("-p", "--param", action="append", metavar="KEY=VALUE")
+        command.add_argument("--stand-in", action="append", metavar="HUB_ID=FOLDER",
+                             help="the model in FOLDER replaces the hub model HUB_ID")
+        command.add_argument("--cap", type=_positive, metavar="N",
+                             help="bound every loop of the chapter by N (a wiring check)")
+    run.add_argument("--runs", help=f"where the run folder goes (default {RUNS_DIR})")
     run.set_defaults(func=_cmd_run)
+    planned.add_argument("--gpu-tflops", type=float, default=plan.GPU_FLOPS / 1e12,
+                         help="the GPU rate the estimate assumes (default %(default)g)")
+    planned.set_defaults(func=_cmd_plan)
     sub.add_parser("list", help="chapters, profiles, models, datasets").set_defaults(
         func=_cmd_list)
     compare = sub.add_parser("compare", help="one table across runs")
