@@ -555,3 +555,22 @@ def test_the_auto_objective_follows_the_models_kind():
     bart = from_model(tiny_model("bart", len(tok)), tok, name="tiny-bart")
     with pytest.raises(ValueError, match="no toxic-training objective for tiny-bart, an encod"):
         toxic.training_examples(bart, corpus, "auto")
+
+
+def test_a_fine_tuned_bart_classifier_reloads_with_its_two_labels(tmp_path, fresh_cache):
+    # A saved config leaves out the default two labels and BART's own default is three: the
+    # reload must ask for two, or the head's shape does not match (found by the paper wiring).
+    from transformers import BartConfig, BartForSequenceClassification
+
+    tok = tiny_tokenizer()
+    torch.manual_seed(0)
+    BartForSequenceClassification(BartConfig(
+        vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+        decoder_ffn_dim=32, max_position_embeddings=64, num_labels=2)).save_pretrained(
+            tmp_path / "bart")
+    tok.save_pretrained(tmp_path / "bart")
+    (train, y), (test, _) = separable_toy_set()
+    clf = classifiers.finetune_classifier(str(tmp_path / "bart"), train, y, epochs=1, lr=1e-2,
+                                          batch_size=4, device="cpu", progress=False)
+    assert clf.predict_proba(test).shape == (len(test),)

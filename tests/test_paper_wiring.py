@@ -105,11 +105,6 @@ KNOWN_BUGS = {
          "from 6 to 10 fails on zh, e.g. the paper profile with -p templates=[2,7]"),
     ],
     "herb": [
-        ("RuntimeError", "ignore_mismatched_sizes",
-         "training/classifiers.py finetune_classifier reloads a fine-tuned BART classifier "
-         "without num_labels=2: the saved config leaves out the two labels (the default of "
-         "PretrainedConfig) and BartConfig's own default is 3, so from_pretrained refuses the "
-         "head (herb 04, train_classifiers; facebook/bart-base in the paper profile)"),
         ("ValueError", "refusing to record a non-finite value",
          "herb 04, last cell: model_ranking_spearman is recorded when 3 or more models rank, "
          "but propagation.ranking_test gives NaN when a ranking is constant (e.g. no label "

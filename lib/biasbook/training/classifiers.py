@@ -79,7 +79,7 @@ def finetune_classifier(name: str, texts: Sequence[str], labels: Sequence[int], 
         _finetune(name, texts, labels, checkpoint, epochs=epochs, lr=lr, batch_size=batch_size,
                   max_length=max_length, seed=seed, device=device, progress=progress)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint.result)
-    model = AutoModelForSequenceClassification.from_pretrained(checkpoint.result)
+    model = AutoModelForSequenceClassification.from_pretrained(checkpoint.result, num_labels=2)
     lm = LanguageModel(name=f"{Path(name).name}-classifier", model=model.to(device).eval(),
                        tokenizer=tokenizer, kind="encoder", fingerprint=digest)
     return FineTunedClassifier(lm, max_length=max_length)
