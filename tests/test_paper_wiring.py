@@ -104,7 +104,7 @@ KNOWN_BUGS = {
          "1-5), so any run whose compare_templates (or, when null, templates) include an id "
          "from 6 to 10 fails on zh, e.g. the paper profile with -p templates=[2,7]"),
     ],
-    "herb": [
+    "herb": [  # fixed in the notebook (a NaN ranking is not recorded); kept until a run shows it
         ("ValueError", "refusing to record a non-finite value",
          "herb 04, last cell: model_ranking_spearman is recorded when 3 or more models rank, "
          "but propagation.ranking_test gives NaN when a ranking is constant (e.g. no label "
