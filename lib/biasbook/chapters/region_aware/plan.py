@@ -38,6 +38,16 @@ def _embedding(notebook: str, what: str, docs: int, tokens: int, settings: dict)
                      engine="word2vec")
 
 
+def _vectors_and_weat(notebook: str, trainer: str, domains, docs_per_region: int | None,
+                      settings: dict, weat_samples: int) -> list[plan.Work]:
+    """02 and 05: word vectors per domain and region, then WEAT's permutations."""
+    docs = REGIONS * (docs_per_region or ALL_DOCS)
+    return [*(_embedding(notebook, f"{trainer} on {domain}, {REGIONS} regions", docs,
+                         docs * DOC_TOKENS[domain], settings) for domain in domains),
+            plan.Work(notebook, "WEAT permutations", REGIONS * weat_samples, "WEAT samples",
+                      note="CPU, vectorised")]
+
+
 def _generation(notebook: str, what: str, model: str, prompts: int, new_tokens: int,
                 prompt_tokens: int) -> plan.Work:
     # each new token attends over the prompt; counted as a forward of prompt and answer
@@ -50,12 +60,8 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
     """Every notebook's loops (module docstring)."""
     out: list[plan.Work] = []
     if (p := params.get("02-weat-across-regions")) is not None:
-        for domain in p["source_domains"]:
-            docs = REGIONS * (p["docs_per_region"] or ALL_DOCS)
-            out.append(_embedding("02", f"word2vec on {domain}, {REGIONS} regions", docs,
-                                  docs * DOC_TOKENS[domain], p["word2vec"]))
-        out.append(plan.Work("02", "WEAT permutations", REGIONS * p["weat_samples"],
-                             "WEAT samples", note="CPU, vectorised"))
+        out += _vectors_and_weat("02", "word2vec", p["source_domains"], p["docs_per_region"],
+                                 p["word2vec"], p["weat_samples"])
     if (p := params.get("03-topics")) is not None:
         s = topics.TopicSettings.from_mapping(p["topic_settings"])
         docs = REGIONS * (s.docs_per_region or ALL_DOCS)
@@ -70,12 +76,8 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
             out.append(_generation("03", f"topic labels: {labels} topics", s.label_model,
                                    labels, s.label_tokens, prompt))
     if (p := params.get("05-region-aware-weat")) is not None:
-        for domain in p["eval_domains"]:
-            docs = REGIONS * (p["eval_docs_per_region"] or ALL_DOCS)
-            out.append(_embedding("05", f"fastText on {domain}, {REGIONS} regions", docs,
-                                  docs * DOC_TOKENS[domain], p["fasttext"]))
-        out.append(plan.Work("05", "WEAT permutations", REGIONS * p["weat_samples"],
-                             "WEAT samples", note="CPU, vectorised"))
+        out += _vectors_and_weat("05", "fastText", p["eval_domains"], p["eval_docs_per_region"],
+                                 p["fasttext"], p["weat_samples"])
     if (p := params.get("06-personas")) is not None:
         out += _personas(p, params.get("04-topic-pairs"))
     return out
