@@ -265,3 +265,22 @@ def test_as_coded_reproduces_the_authors_score_py_for_multi_piece_attributes(lms
 def test_target_token_counts_read_the_slot_in_context(lms):
     counts = target_token_counts(lms["bert"], "en", 2, TARGETS)
     assert counts.to_dict() == {"Iraq": 4, "Japan": 5, "North Korea": 10}
+
+
+def test_a_subset_reads_english_template_ids_as_cb_scores_does():
+    """Chinese has no template 7: it reads the same as its template 1 (zh.yml ``same_as``), so
+    ``subset(templates=[7])`` keeps the scores of template 1, as scoring with [7] would."""
+    from biasbook.chapters.ethnic_bias.pipeline import CBResult
+
+    rng = np.random.default_rng(0)
+    result = CBResult(language="zh", model="m", kind="causal", mode="paper", ddof=1,
+                      templates=(1, 2), attributes=("Enemy",), targets=("Iraq", "Japan"),
+                      terms=(("a", "b"), ("a", "b")),
+                      log_p_target=rng.normal(size=(2, 1, 2)), masked_prior=None)
+    part = result.subset(templates=[7])
+    assert part.templates == (1,)
+    np.testing.assert_array_equal(part.log_p_target, result.log_p_target[:1])
+    with pytest.raises(KeyError, match=r"templates \[4\] are not in this result"):
+        result.subset(templates=[4])
+    with pytest.raises(ValueError, match=r"templates \[11\] not in zh"):
+        result.subset(templates=[11])

@@ -394,3 +394,18 @@ def test_external_intervals_cover_the_words_only():
     assert row["value"] == row["effect_size"] and row["ci_low"] < row["value"] < row["ci_high"]
     assert row["ci_unit"] == "target words" and row["ci_units"] == 16
     assert row["paper_check"].startswith("not comparable")
+
+
+def test_no_computable_weat_test_gives_tables_with_no_values_rather_than_an_error():
+    """A corpus too small for every test's words (the paper profile on a stand-in corpus):
+    the interval and difference frames keep their columns, and the tables say why."""
+    kvs = {(m, s): from_arrays(["the", "a"], np.eye(2)) for m in ("original", "birm")
+           for s in (0, 1)}
+    runs = tables.weat_runs(kvs, n_samples=200)
+    assert not runs["computable"].any()
+    scores = uncertainty.weat_scores(tables.shared_vectors(kvs), tables.paper_tests(), runs)
+    iv = uncertainty.weat_intervals(scores, n_resamples=999)
+    table = uncertainty.weat_table(tables.weat_table(runs), iv, "")
+    assert len(table) == len(tables.weat_table(runs)) and table["value"].isna().all()
+    diffs = uncertainty.weat_differences(scores, n_resamples=999)
+    assert diffs.empty and {"value", "ci_low", "p_value"} <= set(diffs.columns)

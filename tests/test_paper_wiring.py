@@ -96,27 +96,7 @@ EXTRA = {"indirect-stereotypes": lambda umbc: [
 #: Failures this test found in code it may not change, by chapter: (exception, text in its
 #: message, where and why). Such a failure is reported as an expected failure naming the bug; any
 #: other failure fails the test, and a fixed bug lets the chapter pass.
-KNOWN_BUGS = {
-    "ethnic-bias": [
-        ("KeyError", "are not in this result",
-         "ethnic-bias 02, the word-lists cell: r.subset(templates=compared) is given English "
-         "template ids, but a Chinese result holds its own (data.template_ids maps 6-10 to "
-         "1-5), so any run whose compare_templates (or, when null, templates) include an id "
-         "from 6 to 10 fails on zh, e.g. the paper profile with -p templates=[2,7]"),
-    ],
-    "herb": [  # fixed in the notebook (a NaN ranking is not recorded); kept until a run shows it
-        ("ValueError", "refusing to record a non-finite value",
-         "herb 04, last cell: model_ranking_spearman is recorded when 3 or more models rank, "
-         "but propagation.ranking_test gives NaN when a ranking is constant (e.g. no label "
-         "flips), and Recorder.metric refuses NaN"),
-    ],
-    "indirect-stereotypes": [
-        ("KeyError", "'method'",
-         "indirect-stereotypes 03, WEAT cell: uncertainty.weat_table indexes "
-         "intervals['method'], but weat_intervals returns a frame without columns when no WEAT "
-         "test is computable (the words are missing from a small corpus's vocabulary)"),
-    ],
-}
+KNOWN_BUGS: dict[str, list[tuple[str, str, str]]] = {}
 
 
 CHAPTERS = [c for c in profiles.chapters() if c != "demo"]

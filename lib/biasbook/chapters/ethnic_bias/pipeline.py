@@ -132,6 +132,7 @@ class CBResult:
                templates: Sequence[int] | None = None) -> CBResult:
         """The same scores restricted to some targets, attributes or templates (Table 7).
 
+        ``templates`` are English ids, as in :func:`cb_scores` (Chinese reads 7 as its 1).
         A causal model's prior is recomputed over the kept attributes and targets.
         """
         def pick(name, wanted, have):
@@ -143,6 +144,9 @@ class CBResult:
                 raise KeyError(f"{name} {missing} are not in this result ({list(have)})")
             return [have.index(w) for w in wanted]
 
+        if templates is not None:
+            templates = data.template_ids(data.language(self.language, self.word_lists),
+                                          templates)
         ti = pick("templates", templates, self.templates)
         ai = pick("attributes", attributes, self.attributes)
         ni = pick("targets", targets, self.targets)

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from biasbook import stats
+from biasbook import results, stats
 from biasbook.embeddings import wordsets
 from biasbook.metrics import weat
 
@@ -222,7 +222,9 @@ def weat_intervals(scores: Mapping[str, WordScores], *, level: float = 0.95,
             rows.append({"test": name, "method": m, **ci.row(), "n_x": ts.n_x, "n_y": n_y,
                          "seeds": len(per_seed), "seed_min": per_seed.min(),
                          "seed_max": per_seed.max()})
-    return pd.DataFrame(rows)
+    # the columns even without rows: no test computable when a small corpus lacks the words
+    return pd.DataFrame(rows, columns=["test", "method", "value", *results.UNCERTAINTY, "n_x",
+                                       "n_y", "seeds", "seed_min", "seed_max"])
 
 
 def weat_differences(scores: Mapping[str, WordScores], *, versus: str = "original",
@@ -247,7 +249,8 @@ def weat_differences(scores: Mapping[str, WordScores], *, versus: str = "origina
             rows.append({"test": name, "method": m, "versus": versus,
                          **with_seeds(words, per_seed).row(), "p_value": p, "exact": exact,
                          "seeds_same_sign": bool(np.all(per_seed > 0) or np.all(per_seed < 0))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["test", "method", "versus", "value", *results.UNCERTAINTY,
+                                       "p_value", "exact", "seeds_same_sign"])
 
 
 def _swap_test(both: np.ndarray, n_x: int, n: int, n_resamples: int, seed: int,
