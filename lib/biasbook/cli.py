@@ -4,7 +4,7 @@
     biasbook plan CHAPTER [--profile P] [-p key=value ...]  # what a run would cost, before it runs
     biasbook list                                          # chapters, profiles, models, datasets
     biasbook compare [RUN_DIR ...]                         # one tidy table across runs
-    biasbook atlas [--all]                                 # every chapter's headline numbers
+    biasbook atlas [--all]                                 # headline numbers, intervals, pair marks
     biasbook class                                         # every chapter's smoke profile
 
 Parameter values are parsed as YAML, so ``-p models=[gpt2,distilgpt2]`` gives a list and
@@ -325,15 +325,29 @@ def _cmd_atlas(args) -> None:
     from biasbook import atlas
 
     tidy = atlas.collect(args.runs)
-    table = atlas.latest(tidy if args.all else atlas.headline(tidy))
+    every = atlas.latest(tidy)
+    table = every if args.all else atlas.latest(atlas.headline(tidy))
     if table.empty:
         print(f"no recorded results under {args.runs}: build the book or run a chapter first")
         return
-    columns = ["chapter", "profile", "key", "labels", "model", "value", "interval", "paper",
-               "run"]
+    columns = ["chapter", "profile", "key", "labels", "model", "value", "paper", "run"]
+    shown = table.assign(value=[f"{v:.6g}" + (f" {i}" if i else "") for v, i in
+                                zip(table["value"], table["interval"], strict=True)])
     with pd.option_context("display.width", 200, "display.max_rows", None,
-                           "display.max_colwidth", 60):
-        print(table[columns].to_string(index=False))
+                           "display.max_colwidth", 90):
+        print(shown[columns].to_string(index=False))
+    pairs = atlas.comparisons(table, every)
+    print(f"\nPairs: {atlas.MARKS.replace('*', '')}")
+    if pairs.empty:
+        print("(no pair of these values has a recorded test, nor an interval on both sides)")
+    for (chapter, profile, metric, setting), group in pairs.groupby(
+            ["chapter", "profile", "metric", "setting"], sort=False):
+        print(f"{chapter} ({profile}) · {metric}" + (f" [{setting}]" if setting else ""))
+        for pair in group.itertuples():
+            sides = " vs ".join(f"{side} {value}".rstrip() for side, value in
+                                ((pair.a, pair.value_a), (pair.b, pair.value_b)))
+            difference = f": difference {pair.difference}" if pair.difference else ""
+            print(f"  {sides}{difference}: {pair.mark}")
 
 
 def _cmd_class(args) -> None:
