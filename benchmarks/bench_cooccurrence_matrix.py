@@ -21,7 +21,7 @@ from timing import best_time
 
 from biasbook.mitigation.birm import FEMININE, MASCULINE
 from biasbook.text import corpora
-from biasbook.text.cooccurrence import word_context_matrix
+from biasbook.text.word_context import word_context_matrix
 
 WINDOW, MIN_COUNT, MIN_LENGTH = 15, 5, 5
 

@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from biasbook.embeddings import glove
 from biasbook.text import corpora
-from biasbook.text.cooccurrence import word_context_matrix
+from biasbook.text.word_context import word_context_matrix
 
 
 def un_matrix(speeches: int, words: int, imdb: int = 0):

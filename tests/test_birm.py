@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from biasbook.mitigation.birm import FEMININE, MASCULINE, birm, modifiable_words, neutral_counts
-from biasbook.text.cooccurrence import word_context_matrix
+from biasbook.text.word_context import word_context_matrix
 
 # Example 1 of the paper as a corpus: "engineer" occurs with "he" twice as often as with "she"
 # (8 sentences vs 4), and is described as "handsome" three times as often when it refers to a man

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from biasbook.text.cooccurrence import WordContextMatrix, word_context_matrix
+from biasbook.text.word_context import WordContextMatrix, word_context_matrix
 
 X, Y = ["he", "him"], ["she", "her"]
 

@@ -35,6 +35,14 @@ def test_nothing_outside_chapters_imports_a_chapter(path):
     assert not bad, f"{path.name} imports chapter code {bad}: move the shared part down a layer"
 
 
+@pytest.mark.parametrize("path", sorted((PROJECT_ROOT / "benchmarks").glob("*.py")),
+                         ids=lambda p: p.name)
+def test_benchmarks_time_library_code_only(path):
+    # a benchmark that needs a chapter's pipeline is timing code that belongs in the library
+    bad = sorted(m for m in imported_modules(path) if m.startswith("biasbook.chapters"))
+    assert not bad, f"{path.name} imports chapter code {bad}: benchmark the library function"
+
+
 def dynamic_imports(path: Path) -> list[str]:
     """Calls that import a module by a name computed at run time."""
     calls = []

@@ -313,7 +313,7 @@ def _word2vec_probe():
 def _counting_probe():
     import numpy as np
 
-    from biasbook.text.cooccurrence import word_context_matrix
+    from biasbook.text.word_context import word_context_matrix
 
     rng = np.random.default_rng(0)
     sentences = [[str(w) for w in rng.zipf(1.3, 20) % 3000] for _ in range(1000)]

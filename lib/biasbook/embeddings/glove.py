@@ -128,7 +128,7 @@ def train(
     progress: bool = True,
 ) -> GloveFit:
     """Train GloVe on ``matrix`` (a scipy sparse matrix, or a
-    :class:`~biasbook.text.cooccurrence.WordContextMatrix`, which brings its vocabulary).
+    :class:`~biasbook.text.word_context.WordContextMatrix`, which brings its vocabulary).
 
     ``backend``: ``"numba"`` (CPU, single thread) or ``"torch"`` on ``device`` (e.g. ``"cuda"``).
     ``init``: starting ``W``, ``C``, ``bw``, ``bc`` (tests; not part of the cache key, so it needs

@@ -33,7 +33,7 @@ paper is silent, each explicit here:
   seen near both X and Y) is an error rather than a copy of the input;
 - ``side="context"`` / ``"word"`` use Eq. 2 (only b, or only a, made neutral) instead of Eq. 3.
 
-The statistics come from :func:`biasbook.text.cooccurrence.word_context_matrix` built with
+The statistics come from :func:`biasbook.text.word_context.word_context_matrix` built with
 ``markers=(MASCULINE, FEMININE)``, the paper's X and Y
 (``data/word-sets/indirect-stereotypes-birm.yml``).
 
@@ -51,7 +51,7 @@ import numpy as np
 from scipy import sparse
 
 from biasbook import datafiles
-from biasbook.text.cooccurrence import WordContextMatrix
+from biasbook.text.word_context import WordContextMatrix
 from biasbook.validate import choice, word_list
 
 MASCULINE, FEMININE = (
@@ -102,7 +102,7 @@ def marginals(m: WordContextMatrix) -> dict[str, np.ndarray]:
 def modifiable_words(m: WordContextMatrix) -> np.ndarray:
     """Boolean mask: the word occurs in a pair near X and in a pair near Y (rows and columns).
 
-    >>> from biasbook.text.cooccurrence import word_context_matrix
+    >>> from biasbook.text.word_context import word_context_matrix
     >>> m = word_context_matrix([["he", "ran"], ["she", "ran"], ["he", "sat"]], window=2,
     ...                         min_count=1, min_sentence_length=1, markers=(["he"], ["she"]))
     >>> dict(zip(m.vocab.tolist(), modifiable_words(m).tolist(), strict=True))

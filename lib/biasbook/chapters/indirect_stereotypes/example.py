@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from biasbook.mitigation.birm import FEMININE, MASCULINE, birm, marginals
-from biasbook.text.cooccurrence import word_context_matrix
+from biasbook.text.word_context import word_context_matrix
 
 
 def eq1_factor(p_masculine: float, ratio: float) -> float:

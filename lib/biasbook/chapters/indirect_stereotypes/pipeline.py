@@ -25,7 +25,7 @@ import pandas as pd
 from biasbook import store
 from biasbook.embeddings import glove
 from biasbook.mitigation.birm import FEMININE, MASCULINE, birm
-from biasbook.text.cooccurrence import WordContextMatrix, word_context_matrix
+from biasbook.text.word_context import WordContextMatrix, word_context_matrix
 
 from .corpus import cds_documents, cds_pairs, documents, sentences
 
@@ -49,7 +49,7 @@ def matrices(corpus: dict, matrix: dict, birm_options: dict, *, methods: Iterabl
              progress: bool = True) -> dict[str, WordContextMatrix]:
     """``{method: matrix}`` for the corpus ``corpus`` (see :func:`.corpus.documents`), counted
     with ``matrix`` (keyword arguments of
-    :func:`~biasbook.text.cooccurrence.word_context_matrix`) and BIRM options ``birm_options``.
+    :func:`~biasbook.text.word_context.word_context_matrix`) and BIRM options ``birm_options``.
     """
     docs = functools.cache(lambda: documents(corpus))
 
