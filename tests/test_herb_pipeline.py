@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 
-from biasbook import profiles
+from biasbook import profiles, validate
 from biasbook.chapters.herb import analysis as herb
 from biasbook.chapters.herb import data as herb_data
 from biasbook.chapters.herb import decomposition, maps, regions, tables, vectors
@@ -223,7 +223,7 @@ def toy():
     return table, rng.uniform(-9, -1, size=(len(table), 112)), rng.normal(-5, 1, len(table))
 
 
-@pytest.mark.parametrize("mode", metric.MODES)
+@pytest.mark.parametrize("mode", validate.MODES)
 def test_bias_summary_matches_the_metric(toy, mode):
     table, x, f = toy
     tree = region_tree(table)

@@ -22,6 +22,7 @@ from biasbook.chapters.lm_gender_bias import (
     sweep,
     sweep_tables,
     uncertainty,
+    word_level,
 )
 from biasbook.chapters.lm_gender_bias.data import defining_pairs, paper_sweep, paper_word_bias
 from biasbook.metrics.cooccurrence_bias import BiasScores, bias_regression, tukey_inliers
@@ -499,36 +500,36 @@ def test_tradeoff_frame_takes_our_means_over_seeds_and_the_papers_ratios():
 
 
 def test_excerpt_helpers():
-    assert sweep_tables.escape("<unk>") == "&lt;unk&gt;" and sweep_tables.escape("a*b") == "a\\*b"
+    assert word_level.escape("<unk>") == "&lt;unk&gt;" and word_level.escape("a*b") == "a\\*b"
     text = ["she", "is", "a", "doctor", "<eos>"]
-    assert sweep_tables.excerpt(text, 3, HE_SHE, width=3) == "*she* is a **doctor** /"
-    assert sweep_tables.first_occurrence([["a"], text, text], "doctor") == (text, 3)
-    assert sweep_tables.first_occurrence([["a"]], "doctor") == (None, None)
+    assert word_level.excerpt(text, 3, HE_SHE, width=3) == "*she* is a **doctor** /"
+    assert word_level.first_occurrence([["a"], text, text], "doctor") == (text, 3)
+    assert word_level.first_occurrence([["a"]], "doctor") == (None, None)
 
 
 def test_word_table_rows_and_paper_columns():
     train = BiasScores(("Boston", "actress"), np.array([-1.0, 2.0]))
     generated = {0.0: BiasScores(("Boston",), np.array([-0.5])), 1.0: None}
-    table = sweep_tables.word_table(["Boston", "nowhere"], [1.0, 0.0], train, generated,
+    table = word_level.word_table(["Boston", "nowhere"], [1.0, 0.0], train, generated,
                                     "wikitext-2")
     assert list(table.columns) == ["train", "λ=0", "λ=1"]
     assert table.loc[("Boston", "ours")].tolist()[:2] == [-1.0, -0.5]
     assert math.isnan(table.loc[("Boston", "ours"), "λ=1"])
     assert table.loc[("Boston", "paper")].tolist() == [-0.95, -1.06, -0.94]  # Table 5
     assert table.loc[("nowhere", "paper")].isna().all()
-    caption, shown = sweep_tables.word_table_caption("wikitext-2", table)
+    caption, shown = word_level.word_table_caption("wikitext-2", table)
     assert shown == ["Boston"] and "of 2 words, 1 are scored" in caption
-    share = sweep_tables.scored_share({"wikitext-2": table})  # 1 of 2 words x 2 lambdas
+    share = word_level.scored_share({"wikitext-2": table})  # 1 of 2 words x 2 lambdas
     assert share.to_dict("records") == [{"corpus": "wikitext-2", "scored share": 0.25}]
 
 
 def test_regression_points():
     train = BiasScores(("a", "b", "c"), np.array([-1.0, 0.0, 1.0]))
-    points, fit = sweep_tables.regression_points(
+    points, fit = word_level.regression_points(
         train, BiasScores(("b", "c", "d"), np.array([0.5, 1.5, 9.0])))
     assert points.to_dict("list") == {"train": [0.0, 1.0], "generated": [0.5, 1.5]}
     assert fit.beta == pytest.approx(1.0) and fit.intercept == pytest.approx(0.5)
-    assert sweep_tables.regression_points(train, None)[1] is None
+    assert word_level.regression_points(train, None)[1] is None
 
 
 def test_seed_scores_take_the_change_from_lambda_zero_within_each_seed():

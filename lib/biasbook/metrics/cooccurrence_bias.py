@@ -34,8 +34,6 @@ import pandas as pd
 
 from biasbook import validate
 
-BIAS_MODES = ("paper", "as-coded")
-
 
 @dataclass(frozen=True)
 class BiasScores:
@@ -115,8 +113,7 @@ def bias_scores(
     >>> bias_scores(["a", "c"], [2, 2], [2, 6], 1, 2, mode="as-coded").scores.tolist()
     [0.5, 0.25]
     """
-    if mode not in BIAS_MODES:
-        raise ValueError(f"mode must be one of {BIAS_MODES}, got {mode!r}")
+    validate.choice("mode", mode, validate.MODES)
     words = tuple(validate.word_list("words", words))
     male, female = _counts("male", male), _counts("female", female)
     if not len(words) == len(male) == len(female):

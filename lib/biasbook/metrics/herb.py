@@ -133,8 +133,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import cdist, pdist
 
+from biasbook import validate
+
 Mode = Literal["paper", "as-coded"]
-MODES: tuple[str, ...] = ("paper", "as-coded")
 ROOT = -1  # parent index of top-level regions: the virtual root "the Earth"
 
 
@@ -213,8 +214,7 @@ class HerbResult:
 
 
 def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    validate.choice("mode", mode, validate.MODES)
 
 
 def raw_vectors(scores: ArrayLike, descriptors: ArrayLike | None = None) -> NDArray[np.float64]:

@@ -57,7 +57,6 @@ from biasbook import validate
 from biasbook.text.windows import encode_tokens, offset_pairs
 
 CONTEXTS = ("fixed", "infinite")
-MODES = validate.MODES
 DEFAULT_WINDOW = 10  # the paper's k for the fixed context
 DEFAULT_BETA = 0.95
 DEFAULT_TAIL = 1e-4  # weight left out per side by the truncated infinite window
@@ -138,7 +137,7 @@ def context_weights(
     (array([0, 1, 2]), array([1.  , 0.5 , 0.25]))
     """
     validate.choice("context", context, CONTEXTS)
-    validate.choice("mode", mode, MODES)
+    validate.choice("mode", mode, validate.MODES)
     if window < 1 or not float(window).is_integer():
         raise ValueError(f"window must be a whole number >= 1, got {window}")
     window = int(window)
@@ -174,7 +173,7 @@ def count_cooccurrences(
     {'a': 0.0, 'b': 0.5, 'c': 0.25, 'he': 1.0}
     """
     validate.choice("context", context, CONTEXTS)
-    validate.choice("mode", mode, MODES)
+    validate.choice("mode", mode, validate.MODES)
     male = frozenset(validate.word_list("male", male))
     female = frozenset(validate.word_list("female", female))
     _check_gender_sets(male, female)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from biasbook import datafiles
+from biasbook import datafiles, validate
 from biasbook.chapters.herb.analysis import (
     COLUMNS,
     bias_summary,
@@ -33,7 +33,6 @@ from biasbook.chapters.herb.data import PAPER_READING, READINGS, TOPICS
 from biasbook.chapters.herb.model_scores import ModelScores
 from biasbook.chapters.herb.regions import region_tree
 from biasbook.metrics.herb import (
-    MODES,
     ROOT,
     cluster_sparseness,
     descriptive_vectors,
@@ -65,7 +64,7 @@ def herb_tables(table: pd.DataFrame, scored: Mapping[str, ModelScores],
 
     for name, s in scored.items():
         x = s.scores
-        for mode in MODES:
+        for mode in validate.MODES:
             full = bias_summary(table, x, mode=mode)
             add("table1", name, "C_w", mode, "full", full)
             add("table1", name, "C_z", mode, "full",

@@ -27,6 +27,7 @@ from contextlib import suppress
 
 import numpy as np
 
+from biasbook import validate
 from biasbook.metrics.cooccurrence_bias import (
     BiasScores,
     bias_regression,
@@ -36,7 +37,7 @@ from biasbook.metrics.cooccurrence_bias import (
 )
 from biasbook.text.cooccurrence import Cooccurrence, count_cooccurrences
 
-COUNTINGS = ("paper", "as-coded")
+COUNTINGS = validate.MODES  # the paper's counting, or the authors' code's
 CONTEXTS = ("fixed", "infinite")
 Gender = tuple[frozenset[str], frozenset[str]]
 
