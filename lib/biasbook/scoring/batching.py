@@ -6,6 +6,8 @@ Nothing here knows about models: batches are lists of item indices, sequences ar
 [[1, 5], [2], [0, 3, 4]]
 >>> token_batches([3, 1, 2, 3, 3, 1], batch_tokens=6)
 [[1, 5], [2], [0, 3], [4]]
+>>> list(copy_batches([3, 2], copies=[2, 3], batch_tokens=6))  # (item, copy)
+[[(1, 0), (1, 1), (1, 2)], [(0, 0), (0, 1)]]
 >>> shared_prefix_groups([[5, 1, 2, 3], [5, 1, 2, 4], [5, 1, 2, 4, 9], [7, 8]], min_group=2)
 ({(5, 1, 2): [0, 1, 2]}, [3])
 """
@@ -76,6 +78,36 @@ def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
     if current:
         batches.append(current)
     return batches
+
+
+def copy_batches(lengths: Sequence[int], copies: Sequence[int], batch_tokens: int
+                 ) -> Iterator[list[tuple[int, int]]]:
+    """:func:`token_batches` of ``copies[i]`` copies of each item ``i``, lazily: batches of
+    ``(item, copy number)``, cut exactly as ``token_batches`` cuts the list of all copies (each
+    as long as its item), without building that list.
+
+    For pseudo-log-likelihood, where a sentence of n scored tokens has n masked copies: a batch
+    holds at most ``batch_tokens // length`` copies (one where a sentence alone is longer than
+    the budget), so a long sentence's copies are spread over many passes, never built at once.
+    """
+    order = sorted((i for i in range(len(lengths)) if copies[i] > 0),
+                   key=lambda i: (lengths[i], i))
+    current: list[tuple[int, int]] = []
+    longest = 0
+    for i in order:
+        length = lengths[i]
+        for k in range(copies[i]):
+            if current:
+                full = (len(current) + 1) * length > batch_tokens
+                efficient = len(current) * longest >= batch_tokens // 16
+                wasteful = 4 * length > 5 * longest
+                if full or (length != longest and (efficient or wasteful)):
+                    yield current
+                    current = []
+            current.append((i, k))
+            longest = length
+    if current:
+        yield current
 
 
 def pad(seqs: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> torch.Tensor:

@@ -10,7 +10,8 @@ method     model kind        log-probability of each token (special tokens are n
                              real query positions ([CLS]/[SEP] included, padding excluded); the
                              mean divides by the number of scored tokens, as the authors' code
 ``pll``    masked            log P(w_t | S with w_t masked), one pass per token (Salazar et al.
-                             2020); ``sum`` is their PLL
+                             2020); ``sum`` is their PLL. ``pll="within_word_l2r"``: Kauf &
+                             Ivanova's (2023) PLL-word-l2r (below)
 ``clm``    causal (default)  log P(w_t | BOS, w_<t): the first token is conditioned on
                              ``lm.prefix_ids`` where the model has a BOS token, else unscored
 ``infill`` encoder-decoder   log P(w_t | w_<t, encoder("<mask>")): the decoder's teacher-forced
@@ -31,6 +32,16 @@ paper only through padding (pad log-probs leak into its means), which is a bug, 
 A sentence with no token to score (only special tokens, such as a literal ``[MASK]``; one token
 under a causal model without BOS) is an error naming it: its mean would be 0/0.
 
+**PLL of multi-piece words.** Under the original PLL a word split into pieces
+(``un ##believ ##able``) is overrated: each piece is predicted while the word's other pieces stay
+in view, and they all but give it away. ``pll="within_word_l2r"`` (Kauf & Ivanova 2023, "A Better
+Way to Do Masked Language Model Scoring") also masks the pieces of the same word to the target's
+right, so a word is scored left to right, each piece seeing only the pieces before it; a word of
+one piece is scored as before. Words are the tokenizer's (``word_ids`` of a fast tokenizer; a slow
+tokenizer is an error). The variant is part of the score cache's key. Either way a sentence of n
+scored tokens costs n masked copies, cut into passes under ``batch_tokens``
+(:func:`~biasbook.scoring.masked.pll_logprobs`), so long sentences fit a fixed memory.
+
 **Unknown tokens.** A text that the tokenizer maps (in part) to its unknown token (``[UNK]``) is
 an error by default (``unknown="error"``), for every model kind: masked models would skip the
 ``[UNK]`` as a special token and causal ones would score it, and either way two different texts
@@ -48,6 +59,11 @@ them in ``SentenceScores.unknown`` (with a warning).
 True
 >>> scores.to_frame().columns.tolist()
 ['sentence', 'mean', 'sum', 'n_tokens']
+>>> bert = from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
+>>> plain, l2r = (score_sentences(bert, ["the cat is unbelievable"], "pll", pll=v, cache=False)
+...               for v in PLL_VARIANTS)
+>>> [bool(np.isclose(a, b)) for a, b in zip(plain.token_logprobs[0], l2r.token_logprobs[0])]
+[True, True, True, False, False, True]
 """
 
 from __future__ import annotations
@@ -63,7 +79,13 @@ from biasbook import validate
 from biasbook.models import LanguageModel
 from biasbook.scoring.cache import ScoreCache, cached_run
 from biasbook.scoring.causal import clm_logprobs
-from biasbook.scoring.masked import aul_logprobs, pll_logprobs
+from biasbook.scoring.masked import (
+    PLL_VARIANTS,
+    aul_logprobs,
+    check_word_ids,
+    pll_logprobs,
+    word_ids,
+)
 from biasbook.scoring.seq2seq import seq2seq_logprobs
 
 #: Bump when a definition changes, so that old cached scores are not reused.
@@ -118,7 +140,7 @@ class SentenceScores:
 def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | None = None, *,
                     mode: str = "paper", batch_tokens: int | None = None,
                     cache: bool | ScoreCache = True, progress: bool | None = None,
-                    unknown: str = "error") -> SentenceScores:
+                    unknown: str = "error", pll: str = "original") -> SentenceScores:
     """Score ``sentences`` under ``lm`` with ``method`` (default: by model kind; see the table).
 
     Repeated sentences are scored once. ``batch_tokens`` (>= 1; None: by device) bounds the
@@ -129,14 +151,17 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
     :meth:`~biasbook.models.LanguageModel.check_fingerprint`). ``progress`` None shows a bar on
     long runs.
     ``unknown``: what to do with sentences holding the unknown token (module notes).
+    ``pll`` (method ``pll`` only): ``"original"`` (Salazar et al.) or ``"within_word_l2r"``
+    (Kauf & Ivanova; module notes).
     """
     sentences = validate.word_list("sentences", sentences)
     for i, text in enumerate(sentences):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"sentence {i} is {text!r}: every sentence must be a non-empty string")
     method, mode = resolve_method(lm, method, mode)
+    check_pll(lm, method, pll)
     with_unknown = check_unknown(lm, sentences, unknown, "sentence")
-    key = method_key(lm, method, mode)
+    key = method_key(lm, method, mode, pll)
 
     def engine(todo: list[str], budget: int) -> Iterator[tuple[list[int], list[np.ndarray]]]:
         seqs = [lm.encode(text) for text in todo]
@@ -151,7 +176,8 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
         if method in ("aul", "aula") and lm.kind == "masked":
             return aul_logprobs(lm, seqs, budget, attention=method == "aula")
         if method == "pll":
-            return pll_logprobs(lm, seqs, budget)
+            words = word_ids(lm, todo) if pll == "within_word_l2r" else None
+            return pll_logprobs(lm, seqs, budget, words)
         encoder = seqs if method == "aul" else [lm.encode(lm.tokenizer.mask_token)] * len(seqs)
         return seq2seq_logprobs(lm, encoder, seqs, budget)
 
@@ -231,6 +257,17 @@ def resolve_method(lm: LanguageModel, method: str | None, mode: str) -> tuple[st
     return method, "paper"
 
 
+def check_pll(lm: LanguageModel, method: str, pll: str) -> None:
+    """A ``ValueError`` for an unknown PLL variant, a variant with another method, or
+    ``within_word_l2r`` without word ids."""
+    validate.choice("pll", pll, PLL_VARIANTS)
+    if pll != "original" and method != "pll":
+        raise ValueError(f"pll={pll!r} is a variant of method 'pll', not of {method!r}: pass "
+                         "method='pll' or leave pll='original'")
+    if pll == "within_word_l2r":
+        check_word_ids(lm)
+
+
 def context_length(lm: LanguageModel) -> int:
     """The most positions the model reads (0 where its config does not say)."""
     config = getattr(lm.model, "config", None)
@@ -244,6 +281,9 @@ def context_length(lm: LanguageModel) -> int:
     return 0
 
 
-def method_key(lm: LanguageModel, method: str, mode: str) -> str:
-    """Everything besides the weights and the query that a cached score depends on."""
-    return json.dumps([method, mode, ENGINE_VERSION, list(lm.prefix_ids)])
+def method_key(lm: LanguageModel, method: str, mode: str, pll: str = "original") -> str:
+    """Everything besides the weights and the query that a cached score depends on (the PLL
+    variant only where it is not the original, so that scores cached before it existed stay
+    valid)."""
+    variant = [] if pll == "original" else [pll]
+    return json.dumps([method, mode, ENGINE_VERSION, list(lm.prefix_ids), *variant])

@@ -8,6 +8,13 @@ scoring engine caches every score, so a later notebook gets them back without ru
 :func:`load_models` is for the notebooks that keep using the models afterwards (hidden states,
 training).
 
+``masked_method`` picks how a *masked* model scores a sentence (causal and encoder-decoder models
+keep their one method): ``aul``, Eq. 1 as the paper defines it (the default); ``pll``, the
+pseudo-log-likelihood of Salazar et al. (2020), one masked copy per token; ``pll_word_l2r``, Kauf
+& Ivanova's (2023) fix of PLL, which also masks a word's pieces to the right of the one scored, so
+that a region name split into pieces is not given away by its own other pieces
+(:mod:`biasbook.scoring.sentences`).
+
 >>> from biasbook.models import from_model
 >>> from biasbook.testing import tiny_model, tiny_tokenizer
 >>> tok = tiny_tokenizer()
@@ -30,7 +37,11 @@ from numpy.typing import NDArray
 from biasbook import models as lms
 from biasbook.chapters.herb.analysis import descriptor_scores, region_word_scores
 from biasbook.models import LanguageModel
-from biasbook.validate import word_list
+from biasbook.validate import choice, word_list
+
+#: ``masked_method`` -> the scoring engine's options for a masked model (module docstring).
+MASKED_METHODS = {"aul": {}, "pll": {"method": "pll"},
+                  "pll_word_l2r": {"method": "pll", "pll": "within_word_l2r"}}
 
 
 @dataclass
@@ -62,13 +73,16 @@ def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
                  words: Sequence[str], *, rec=None, region_scores: bool = False,
                  substitutes: Sequence[str] | None = None,
                  substitute_models: Sequence[str] = (), token_counts: bool = False,
-                 progress: bool | None = None, **score_kwargs) -> dict[str, ModelScores]:
+                 progress: bool | None = None, masked_method: str = "aul",
+                 **score_kwargs) -> dict[str, ModelScores]:
     """Score the template for every region and word with each model in turn (module docstring).
 
     ``region_scores`` adds f(r); ``substitutes`` (aligned with ``words``) are scored for the
-    models listed in ``substitute_models`` only; ``token_counts`` counts each name's tokens.
-    Each model is loaded, noted in ``rec`` and released before the next one is loaded.
+    models listed in ``substitute_models`` only; ``token_counts`` counts each name's tokens;
+    ``masked_method`` is how masked models score (module docstring). Each model is loaded,
+    noted in ``rec`` and released before the next one is loaded.
     """
+    choice("masked_method", masked_method, MASKED_METHODS)
     regions = word_list("regions", regions)
     words = word_list("words", words)
     if substitutes is not None and len(word_list("substitutes", substitutes)) != len(words):
@@ -77,7 +91,8 @@ def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
     for model in names:
         lm = _load(model, rec)
         name = model if isinstance(model, str) else lm.name
-        kw = dict(progress=progress, **score_kwargs)
+        kw = dict(progress=progress, **score_kwargs,
+                  **(MASKED_METHODS[masked_method] if lm.kind == "masked" else {}))
         out[name] = ModelScores(
             kind=lm.kind, scores=descriptor_scores(lm, regions, words, **kw),
             region_scores=region_word_scores(lm, regions, **kw) if region_scores else None,

@@ -2,7 +2,8 @@
 
 Sentences are regions x 112 descriptors per model, one template ("People in {region} are
 {description}."); every model kind scores a sentence in one forward (AUL for masked models, CLM
-for causal ones, BART's infill), plus f(r) of each bare region name. The score cache keys
+for causal ones, BART's infill), plus f(r) of each bare region name; where 02's
+``masked_method`` is a PLL, a masked model scores one masked copy per token. The score cache keys
 sentences by content, so what notebook 01 scored is not counted again where 02, 03 or 05 ask for
 the same sentences. Notebook 04 fine-tunes (or probes) a classifier per task and encoder (three
 epochs, batch 16) and classifies every test text bare and behind each region's prefix; 05 trains
@@ -43,11 +44,22 @@ def _sentences(regions_: list[str], words: list[str]) -> tuple[int, int, int]:
     return n, tokens, chars
 
 
-def _score(notebook: str, what: str, model: str, regions_: list[str], words: list[str]
-           ) -> plan.Work:
+def _score(notebook: str, what: str, model: str, regions_: list[str], words: list[str],
+           pll: bool = False) -> plan.Work:
     n, tokens, chars = _sentences(regions_, words)
-    return plan.forward(notebook, what, model, n, "sentences", tokens=tokens,
-                        cache_bytes=plan.score_cache_bytes(n, tokens, chars))
+    cache = plan.score_cache_bytes(n, tokens, chars)
+    if pll:  # one masked copy of a sentence per scored token
+        scored = round(n * (tokens / n - plan.SPECIAL_TOKENS))
+        return plan.forward(notebook, what, model, scored, "masked forwards",
+                            tokens=round(tokens * (tokens / n - plan.SPECIAL_TOKENS)),
+                            cache_bytes=cache)
+    return plan.forward(notebook, what, model, n, "sentences", tokens=tokens, cache_bytes=cache)
+
+
+def _pll(p: dict, model: str) -> bool:
+    """Whether 02 scores ``model`` by a PLL (``masked_method``): only masked models do."""
+    size = plan.model_size(model)
+    return p.get("masked_method", "aul") != "aul" and size is not None and size.kind == "masked"
 
 
 def _names(p: dict, *, share: bool = True) -> list[str]:
@@ -90,12 +102,19 @@ def _notebook_02(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
     names = _names(p)
     out = []
     for model in p["models"]:
-        if todo := _new(model, names, scored):
+        if _pll(p, model):  # another cache key than 01's AUL: all of it, f(r) too
+            method = p["masked_method"]
+            out.append(_score("02", f"f(S) by {method}: {len(names)} regions x {len(words)} "
+                              "descriptors", model, names, words, pll=True))
+            out.append(_score("02", f"f(r) by {method}: region names", model, names, [""],
+                              pll=True))
+        elif todo := _new(model, names, scored):
             out.append(_score("02", f"f(S): {len(todo)} regions x {len(words)} descriptors",
                               model, todo, words))
     substitutes = herb_data.substitutions()["substitute"].tolist()
     for model in (m for m in p["robustness_models"] if m in p["models"]):
-        out.append(_score("02", "Table 6: Appendix B substitutes", model, names, substitutes))
+        out.append(_score("02", "Table 6: Appendix B substitutes", model, names, substitutes,
+                          pll=_pll(p, model)))
     pairs = len(p["models"]) * (len(p["models"]) - 1) // 2
     out.append(plan.Work("02", "bootstrap and permutations of C_w",
                          p["interval_resamples"] * (len(p["models"]) + 2 * pairs),
