@@ -31,5 +31,12 @@ def cache_dir() -> Path:
 
 
 def project_data_dir() -> Path:
-    """The project's own data: word lists, templates, profiles, the papers' reported numbers."""
-    return Path(os.environ.get("BIASBOOK_PROJECT_DATA", PROJECT_ROOT / "data"))
+    """The project's own data: word lists, templates, profiles, the papers' reported numbers.
+
+    ``BIASBOOK_PROJECT_DATA`` if set, else the checkout's ``data/``, else the copy an installed
+    wheel carries (``biasbook/data``, in the checkout a link to ``data/``).
+    """
+    if "BIASBOOK_PROJECT_DATA" in os.environ:
+        return Path(os.environ["BIASBOOK_PROJECT_DATA"])
+    checkout = PROJECT_ROOT / "data"
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parent / "data"
