@@ -351,3 +351,17 @@ def test_derived_fingerprint_tracks_w_and_the_head(gpt2):
 def test_head_finetuning_rejects_an_empty_corpus(gpt2):
     with pytest.raises(ValueError, match="no training text"):
         al.finetune_head(gpt2, ["  "], cache=False, progress=False)
+
+
+def test_a_damaged_finished_head_is_set_aside_and_trained_again(gpt2, private_cache):
+    from biasbook import store
+
+    recipe = dict(W=al.random_orthogonal(16, seed=3), epochs=1, lr=1e-2, batch_size=8,
+                  progress=False)
+    first = al.finetune_head(gpt2, TEXTS, **recipe)
+    head = first.folder / "result" / "head.safetensors"
+    head.write_bytes(head.read_bytes()[:40])
+    with pytest.warns(store.DamagedCacheWarning, match="moved aside"):
+        again = al.finetune_head(gpt2, TEXTS, **recipe)
+    assert again.lm.fingerprint == first.lm.fingerprint and again.losses == first.losses
+    assert (first.folder / "result.damaged").is_dir()

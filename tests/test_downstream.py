@@ -574,3 +574,38 @@ def test_a_fine_tuned_bart_classifier_reloads_with_its_two_labels(tmp_path, fres
     clf = classifiers.finetune_classifier(str(tmp_path / "bart"), train, y, epochs=1, lr=1e-2,
                                           batch_size=4, device="cpu", progress=False)
     assert clf.predict_proba(test).shape == (len(test),)
+
+
+def test_a_damaged_epoch_evaluation_is_set_aside_and_made_again(fresh_cache):
+    from biasbook import store
+
+    tok = tiny_tokenizer()
+    gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+    corpus = toxic.toxic_corpus(np.arange(6.0).reshape(3, 2), ["paris", "london", "tokyo"],
+                             ["kind", "lazy"], top_k=2)
+    examples = toxic.training_examples(gpt, corpus, "clm")
+    first, _ = _tiny_run(gpt, examples, 2)
+    (damaged,) = [p for p in store.cache_path("finetune", "x").parent.rglob("eval-*-1.npy")]
+    damaged.write_bytes(b"\x93NUMPY broken")
+    with pytest.warns(store.DamagedCacheWarning, match="moved aside"):
+        again, seen = _tiny_run(gpt, examples, 2)
+    assert [r.item() for r in again.results] == [r.item() for r in first.results]
+    assert again.fingerprints == first.fingerprints
+
+
+def test_a_damaged_fine_tuned_classifier_is_set_aside_and_trained_again(tmp_path, fresh_cache):
+    from biasbook import store
+
+    name = _tiny_classifier(tmp_path / "tiny")
+    (train, y), (test, _) = separable_toy_set()
+
+    def tune():
+        return classifiers.finetune_classifier(name, train, y, epochs=2, lr=1e-2, batch_size=4,
+                                               device="cpu", progress=False)
+
+    first = tune().predict_proba(test)
+    (weights,) = (fresh_cache / "classifiers").rglob("model.safetensors")
+    weights.unlink()  # e.g. removed by a clean-up that stopped half-way
+    with pytest.warns(store.DamagedCacheWarning, match="moved aside"):
+        again = tune().predict_proba(test)
+    np.testing.assert_allclose(again, first, atol=1e-6)

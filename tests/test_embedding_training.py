@@ -98,3 +98,15 @@ def test_bad_input(sentences, params, error, match):
 def test_corpus_key_sees_order_and_boundaries():
     assert train.corpus_key([["a", "b"], ["c"]]) != train.corpus_key([["c"], ["a", "b"]])
     assert train.corpus_key([["ab"]]) != train.corpus_key([["a", "b"]])
+
+
+def test_a_damaged_cached_model_is_set_aside_and_trained_again(private_cache):
+    from biasbook import store
+
+    first = train.word2vec(CORPUS, seed=5, **PARAMS)
+    (kv_file,) = (store.cache_path("word2vec", "x").parent).rglob("vectors.kv")
+    kv_file.write_bytes(kv_file.read_bytes()[:100])  # truncated, as by a full disk
+    with pytest.warns(store.DamagedCacheWarning, match="moved aside"):
+        again = train.word2vec(CORPUS, seed=5, **PARAMS)
+    np.testing.assert_array_equal(first.vectors, again.vectors)
+    assert list(kv_file.parent.parent.glob("*.damaged"))

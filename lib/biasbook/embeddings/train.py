@@ -37,7 +37,7 @@ import numpy as np
 from gensim.models import FastText, KeyedVectors, Word2Vec
 
 from biasbook import store, validate
-from biasbook.embeddings.vectors import from_arrays
+from biasbook.embeddings.vectors import from_arrays, read_keyed_vectors
 
 #: Bump when the training code changes what it produces: it keys the cache.
 TRAINER_VERSION = 1
@@ -92,8 +92,8 @@ def _train(kind: str, sentences, seed: int, cache: bool, params: dict) -> KeyedV
     key = store.content_key(kind, corpus_key(corpus), {**effective, **params}, seed,
                             gensim.__version__, TRAINER_VERSION)
     target = store.cache_path(kind, key)
-    if cache and (target / "vectors.kv").is_file():
-        return KeyedVectors.load(str(target / "vectors.kv"))
+    if cache and (kv := store.read_or_set_aside(target, read_keyed_vectors)) is not None:
+        return kv
     model.build_vocab(corpus)
     if not model.wv.index_to_key:
         raise ValueError(f"no word occurs min_count={model.min_count} times in the "

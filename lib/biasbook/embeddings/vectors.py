@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -67,13 +68,21 @@ def load(name: str, *, cache: bool = True) -> KeyedVectors:
     convert = _CONVERTERS[e.extra["format"]]
     key = store.content_key("vectors", name, resources.sha256_record(name), CONVERTER_VERSION)
     target = store.cache_path("vectors", key)
-    if cache and (target / "vectors.kv").is_file():
-        return KeyedVectors.load(str(target / "vectors.kv"))
+    if cache and (kv := store.read_or_set_aside(target, read_keyed_vectors)) is not None:
+        return kv
     kv = convert(files)
     if cache:
         with store.atomic_dir(target) as staging:
             kv.save(str(staging / "vectors.kv"))
     return kv
+
+
+def read_keyed_vectors(folder: Path) -> KeyedVectors:
+    """The ``vectors.kv`` a cache folder holds, read whole; a folder without it is damaged (for
+    :func:`biasbook.store.read_or_set_aside`)."""
+    if not (folder / "vectors.kv").is_file():
+        raise ValueError(f"{folder} holds no vectors.kv")
+    return KeyedVectors.load(str(folder / "vectors.kv"))
 
 
 def from_arrays(words: Sequence[str], vectors: np.ndarray) -> KeyedVectors:

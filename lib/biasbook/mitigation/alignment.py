@@ -324,9 +324,9 @@ def finetune_head(lm: LanguageModel, texts: Sequence[str], *, W: np.ndarray | No
                   if cache else None)
     model = copy.deepcopy(lm.model)
     trainable = insert_alignment(model, lm.kind, W)
-    if checkpoint is not None and checkpoint.finished:
-        losses = _load_head(model, checkpoint.result, trainable)
-    else:
+    losses = (checkpoint.read_result(lambda folder: _load_head(model, folder, trainable))
+              if checkpoint is not None else None)  # None: not finished, or set aside damaged
+    if losses is None:
         objective = TokenLoss(lm, model, sequences, batch_size=batch_size,
                               micro_batch=micro_batch, mlm_probability=mlm_probability,
                               seed=seed)
@@ -362,12 +362,20 @@ def _train_head(objective: TokenLoss, *, epochs: int, lr: float, warmup_steps: i
 
 
 def _load_head(model: torch.nn.Module, folder: Path, trainable: list[str]) -> list[float]:
-    """Load a finished run's head into ``model``; its losses."""
-    tensors = load_file(str(folder / "head.safetensors"))
+    """Load a finished run's head into ``model``; its losses. Both files are read and checked
+    before ``model`` changes, and an unreadable one raises ValueError (the run is then set aside
+    and trained again from the untouched model)."""
+    from safetensors import SafetensorError
+
+    try:
+        tensors = load_file(str(folder / "head.safetensors"))
+        losses = json.loads((folder / "run.json").read_text())["losses"]
+    except (SafetensorError, OSError) as err:
+        raise ValueError(f"{folder}: {err}") from err
     if sorted(tensors) != sorted(trainable):
         raise ValueError(f"saved head has parameters {sorted(tensors)}, expected {trainable}")
     model.load_state_dict(tensors, strict=False)
-    return json.loads((folder / "run.json").read_text())["losses"]
+    return losses
 
 
 def _wrap(lm: LanguageModel, model: torch.nn.Module, label: str,

@@ -75,11 +75,19 @@ def finetune_classifier(name: str, texts: Sequence[str], labels: Sequence[int], 
     recipe = [name, epochs, lr, batch_size, max_length, seed, TRAINING_VERSION]
     digest = store.content_key(recipe, texts, labels, length=64)
     checkpoint = store.Checkpoint(store.cache_path("classifiers", digest[:16], name=name))
-    if not checkpoint.finished:
+
+    def read(folder: Path):
+        try:
+            return (AutoTokenizer.from_pretrained(folder),
+                    AutoModelForSequenceClassification.from_pretrained(folder, num_labels=2))
+        except OSError as err:  # a file missing or unreadable: set aside, trained again
+            raise ValueError(str(err)) from err
+
+    if (found := checkpoint.read_result(read)) is None:
         _finetune(name, texts, labels, checkpoint, epochs=epochs, lr=lr, batch_size=batch_size,
                   max_length=max_length, seed=seed, device=device, progress=progress)
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint.result)
-    model = AutoModelForSequenceClassification.from_pretrained(checkpoint.result, num_labels=2)
+        found = read(checkpoint.result)
+    tokenizer, model = found
     lm = LanguageModel(name=f"{Path(name).name}-classifier", model=model.to(device).eval(),
                        tokenizer=tokenizer, kind="encoder", fingerprint=digest)
     return FineTunedClassifier(lm, max_length=max_length)

@@ -146,10 +146,14 @@ class _Epochs:
         kept = cls(folder, hashlib.sha256(eval_key.encode()).hexdigest()[:12],
                    records={0: {"loss": float("nan"), "fingerprint": base}})
         for k in range(epochs + 1) if folder is not None else ():
-            if kept._result_file(k).exists():
-                kept.results[k] = np.load(kept._result_file(k))
-            if k and (folder / f"epoch-{k}.json").exists():
-                kept.records[k] = json.loads((folder / f"epoch-{k}.json").read_text())
+            # a damaged file is set aside and that epoch's record or evaluation made again
+            result = store.read_or_set_aside(kept._result_file(k), np.load)
+            if result is not None:
+                kept.results[k] = result
+            record = store.read_or_set_aside(folder / f"epoch-{k}.json",
+                                             lambda p: json.loads(p.read_text())) if k else None
+            if record is not None:
+                kept.records[k] = record
         return kept
 
     def save_record(self, k: int, record: dict) -> None:
