@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import validate
+from biasbook.embeddings.vectors import oov_report
 
 SETS = ("x", "y", "a", "b")
 
@@ -187,9 +188,8 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
     _check_ddof(ddof)
     if not 0 < min_coverage <= 1:
         raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
-    vocab = kv.key_to_index
-    found = {name: [w for w in ws if w in vocab] for name, ws in words.items()}
-    oov = {name: [w for w in ws if w not in vocab] for name, ws in words.items()}
+    report = oov_report(kv, words)  # the one lookup step every embedding metric shares
+    found, oov = report.keys, report.missing
     dropped: dict[str, list[str]] = {name: [] for name in SETS}
     reasons = [f"set {name} keeps {len(found[name])} of {len(ws)} words "
                f"(< {min_coverage:.0%}; missing: {', '.join(oov[name])})"
