@@ -4,6 +4,8 @@
   notebook and library module that implements it.
 - :func:`effect_heatmap`: a diverging heat map of effect sizes (rows: tests or topic pairs;
   columns: domains/regions), NaN cells (not computable) hatched and labelled.
+- :func:`interval_plot`: numbers with their 95% intervals as error bars (one row each), the
+  paper's numbers as crosses (the heat maps cannot show an interval).
 """
 
 from __future__ import annotations
@@ -64,4 +66,34 @@ def effect_heatmap(frame: pd.DataFrame, *, ax=None, title: str = "", limit: floa
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.set_title(title)
+    return ax
+
+
+def interval_plot(frame: pd.DataFrame, labels, *, ax=None, paper: str | None = None,
+                  reference: float | None = 0.0, title: str = "", xlabel: str = ""):
+    """One row per row of ``frame``: ``value`` as a dot with its interval (``ci_low`` to
+    ``ci_high``; a dot alone where there is none), the column ``paper`` as a red cross where
+    given, a dashed vertical line at ``reference``; ``labels`` name the rows (top to bottom)."""
+    labels = list(labels)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 0.9 + 0.26 * len(frame)))
+    y = np.arange(len(frame))[::-1]
+    value = frame["value"].to_numpy(float)
+    low = frame["ci_low"].to_numpy(float) if "ci_low" in frame else np.full(len(frame), np.nan)
+    high = frame["ci_high"].to_numpy(float) if "ci_high" in frame else np.full(len(frame), np.nan)
+    has = ~np.isnan(low) & ~np.isnan(high)
+    ax.errorbar(value[has], y[has], xerr=[value[has] - low[has], high[has] - value[has]],
+                fmt="o", color="#3b75af", ecolor="#3b75af", capsize=2.5, ms=4, lw=1,
+                label="ours, 95% interval")
+    ax.plot(value[~has], y[~has], "o", color="#3b75af", mfc="white", ms=4,
+            label="ours, no interval" if (~has).any() else None)
+    if paper is not None and frame[paper].notna().any():
+        ax.plot(frame[paper].to_numpy(float), y, "x", color="#c0392b", ms=6, label="paper")
+    if reference is not None:
+        ax.axvline(reference, color="#777777", ls="--", lw=0.8)
+    ax.set_yticks(y, labels, fontsize=7.5)
+    ax.set_ylim(-0.7, len(frame) - 0.3)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="best")
     return ax

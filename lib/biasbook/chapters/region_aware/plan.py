@@ -113,8 +113,8 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     region (02, 03 and 05), ``n``
     countries per region, ``n`` epochs of word2vec and fastText, ``100 n`` WEAT samples, BERTopic
     topics of at least ``5 n`` documents, ``n`` labelled topics per gender of ``8 n`` tokens,
-    ``n`` persona runs of ``16 n`` tokens, ``n`` pairs per region. Domains, models and pair
-    sources are kept."""
+    ``n`` persona runs of ``16 n`` tokens, ``n`` pairs per region, ``100 n`` bootstrap resamples
+    and permutations. Domains, models and pair sources are kept."""
     out = {}
     for stem, p in params.items():
         p = dict(p)
@@ -128,8 +128,9 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
         for key in ("word2vec", "fasttext"):
             if key in p:
                 p[key] = {**p[key], "epochs": min(p[key]["epochs"], n)}
-        if "weat_samples" in p:
-            p["weat_samples"] = min(p["weat_samples"], 100 * n)
+        for key in ("weat_samples", "interval_resamples", "permutation_resamples"):
+            if key in p:
+                p[key] = min(p[key], 100 * n)
         if "keybert_top_n" in p:
             p["keybert_top_n"] = min(p["keybert_top_n"], 5 * n)
         if "topic_settings" in p:

@@ -204,7 +204,8 @@ def table4(results: pd.DataFrame) -> pd.DataFrame:
     index += ["pairs"] if "pairs" in results else []
     wide = results.set_index([*index, "domain"])["effect_size"].unstack("domain")
     wide.columns = [f"ours_{c}" for c in wide.columns]
-    paper = [c for c in results if c.startswith("paper_")]  # not the per-domain "paper"
+    # the paper's numbers: not the per-domain "paper", nor the interval check's text
+    paper = [c for c in results if c.startswith("paper_") and c != "paper_check"]
     if paper:
         wide = wide.join(results.groupby(index, sort=False)[paper].first())
     wide = wide.reset_index()

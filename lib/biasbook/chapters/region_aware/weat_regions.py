@@ -84,13 +84,16 @@ def weat_table(vectors: Mapping[str, object], *, domain: str = "",
 
 def table7(table: pd.DataFrame) -> pd.DataFrame:
     """Table 7's layout: one row per (test, region) with ours beside the paper's, tests in the
-    paper's order first, then the two it does not report (NaN paper columns)."""
+    paper's order first, then the two it does not report (NaN paper columns); with the interval
+    columns of :func:`.uncertainty.weat_intervals` (``ours``: ``value [low, high]``,
+    ``paper_check``) where ``table`` has them."""
     order = list(_paper_table7()) + [t for t in caliskan_tests() if t not in _paper_table7()]
     regions = [r for r in corpora.REGIONS if r in set(table["region"])]
     frame = table.assign(test=pd.Categorical(table["test"], order, ordered=True),
                          region=pd.Categorical(table["region"], regions, ordered=True))
     columns = ["domain", "test", "region", "effect_size", "paper_effect_size", "p_value",
                "paper_p_value", "computable"]
+    columns[4:4] = [c for c in ("ours", "paper_check") if c in table]
     return frame.sort_values(["domain", "test", "region"])[columns].reset_index(drop=True)
 
 
