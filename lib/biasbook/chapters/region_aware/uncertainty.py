@@ -129,23 +129,27 @@ def table4_comparability(domain: str) -> str:
 def paper_check(frame: pd.DataFrame, paper: str, reason: str | Sequence[str] = ""
                 ) -> list[str]:
     """Per row: ``"inside"`` or ``"outside"`` our interval for the paper's number (column
-    ``paper``), ``"no paper value"``, ``"no interval"``, or ``reason`` (one for all rows or one
-    per row) where the quantities are not comparable.
+    ``paper``), ``"no paper value"``, ``reason`` (one for all rows or one per row) where the
+    quantities are not comparable, ``"not computable here"`` where ours (``value``) is missing,
+    or ``"no interval"``.
 
-    >>> f = pd.DataFrame({"p": [0.5, 2.0, None], "ci_low": [0.0, 0.0, 0.0],
-    ...                   "ci_high": [1.0, 1.0, 1.0]})
+    >>> f = pd.DataFrame({"p": [0.5, 2.0, None, 1.0], "value": [0.4, 0.4, 0.4, None],
+    ...                   "ci_low": [0.0, 0.0, 0.0, None], "ci_high": [1.0, 1.0, 1.0, None]})
     >>> paper_check(f, "p"), paper_check(f, "p", "not comparable")[:1]
-    (['inside', 'outside', 'no paper value'], ['not comparable'])
+    (['inside', 'outside', 'no paper value', 'not computable here'], ['not comparable'])
     """
     reasons = [reason] * len(frame) if isinstance(reason, str) else list(reason)
-    low = frame.get("ci_low", pd.Series(np.nan, index=frame.index))
-    high = frame.get("ci_high", pd.Series(np.nan, index=frame.index))
+    missing = pd.Series(np.nan, index=frame.index)
+    ours = frame.get("value", pd.Series(0.0, index=frame.index))
+    low, high = frame.get("ci_low", missing), frame.get("ci_high", missing)
     out = []
-    for value, lo, hi, why in zip(frame[paper], low, high, reasons, strict=True):
+    for value, v, lo, hi, why in zip(frame[paper], ours, low, high, reasons, strict=True):
         if value is None or pd.isna(value):
             out.append("no paper value")
         elif why:
             out.append(why)
+        elif pd.isna(v):
+            out.append("not computable here")
         elif pd.isna(lo) or pd.isna(hi):
             out.append("no interval")
         else:
