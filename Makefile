@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup book check-book class test test-fast bench lock clean
+.PHONY: setup book check-book class assignments test test-fast bench lock clean
 setup: $(STAMP)
 
 $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
@@ -59,6 +59,21 @@ check-book: book
 # A class's set-up check: the smoke profile of every chapter, and what each student should see.
 class: setup
 	$(BIN)/biasbook class
+
+# Autograded exercises (otter-grader): one Otter master notebook per chapter in book/class/.
+# For each, _build/assignments/<chapter>/student/ gets the notebook to hand out (solutions
+# stripped) and autograder/ the solution notebook and the autograder zip (Gradescope, or local
+# grading with `otter run -a <zip> <submission.ipynb>`). otter assign also runs the solutions
+# against their tests and stops on a failure.
+ASSIGNMENTS := $(patsubst book/class/%.ipynb,%,$(wildcard book/class/*.ipynb))
+assignments: setup
+	@for name in $(ASSIGNMENTS); do \
+		echo "== $$name"; rm -rf _build/assignments/$$name; \
+		PATH="$(abspath $(BIN)):$$PATH" $(BIN)/otter assign book/class/$$name.ipynb \
+			_build/assignments/$$name || exit 1; \
+	done
+	@echo "student notebooks: _build/assignments/<chapter>/student/;" \
+		"autograder zips: _build/assignments/<chapter>/autograder/*.zip"
 
 test: setup $(MATHJAX)
 	$(BIN)/ruff check lib tests benchmarks notebooks book
