@@ -247,3 +247,27 @@ def test_recipes_run_from_the_installed_wheel(wheel_venv):
     done = _run_in(wheel_venv, RECIPES, {"BIASBOOK_DATA": str(mirror_dir())})
     assert f"biasbook from {wheel_venv['site']}" in done.stdout, done.stdout + done.stderr
     assert "ALL OK" in done.stdout, done.stdout + done.stderr[-4000:]
+
+
+@pytest.mark.slow
+def test_a_chapter_notebook_runs_in_plain_jupyter_from_the_installed_wheel(wheel_venv, tmp_path):
+    """The demo chapter's notebook, smoke profile, top to bottom in a plain Jupyter kernel of the
+    fresh venv (papermill, no Makefile, no checkout on the path): the library is the wheel's, its
+    numbers are recorded in ./runs/default, and nothing is written into the environment."""
+    notebook = PROJECT_ROOT / "notebooks" / "demo" / "01-offline-models.ipynb"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "BIASBOOK_PROJECT_DATA", "BIASBOOK_RUN_DIR", "VIRTUAL_ENV")}
+    env |= {"HF_HUB_OFFLINE": "1", "BIASBOOK_DATA": str(mirror_dir())}
+    kernel = subprocess.run([wheel_venv["python"], "-c", "import jupyter_client.kernelspec as k;"
+                             "print(k.KernelSpecManager().get_kernel_spec('python3').argv[0])"],
+                            env=env, capture_output=True, text=True, check=True)
+    assert kernel.stdout.strip() == str(wheel_venv["python"]), kernel.stdout
+    done = subprocess.run([wheel_venv["python"], "-m", "papermill", str(notebook),
+                           str(tmp_path / "out.ipynb"), "-p", "profile", "smoke",
+                           "--cwd", str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    record = json.loads((tmp_path / "runs" / "default" / "demo" / "01-offline-models.json")
+                        .read_text())
+    assert record["metrics"], "the notebook recorded its headline numbers"
+    assert not (wheel_venv["site"].parent / "runs").exists()

@@ -99,3 +99,15 @@ def test_a_table_of_several_statistics_records_each_with_its_own_interval(tmp_pa
     ptb, wiki = rec.record["metrics"]
     assert (ptb["ci_low"], ptb["ci_high"], ptb["ci_units"]) == (0.4, 0.6, 40)
     assert "ci_low" not in wiki  # one word: no interval, the value alone
+
+
+def test_default_run_dir_is_in_the_checkout_or_else_the_current_directory(tmp_path, monkeypatch):
+    """An installed wheel's PROJECT_ROOT is a folder of the Python environment (lib/python3.11):
+    a notebook run there records into ./runs/default, not into the environment."""
+    monkeypatch.delenv("BIASBOOK_RUN_DIR", raising=False)
+    assert results.default_run_dir() == results.PROJECT_ROOT / "runs" / "default"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(results, "in_checkout", lambda: False)
+    assert results.default_run_dir() == tmp_path / "runs" / "default"
+    monkeypatch.setenv("BIASBOOK_RUN_DIR", str(tmp_path / "mine"))
+    assert results.default_run_dir() == tmp_path / "mine"

@@ -18,6 +18,12 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+def in_checkout() -> bool:
+    """Whether the library runs from the project checkout (an editable install) rather than from
+    an installed wheel, whose ``PROJECT_ROOT`` is a folder of the Python environment."""
+    return (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "lib").is_dir()
+
+
 def mirror_dir() -> Path:
     """The offline data mirror (read-only)."""
     return Path(os.environ.get("BIASBOOK_DATA", PROJECT_ROOT.parent / "shared" / "data"))

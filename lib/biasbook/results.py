@@ -2,7 +2,8 @@
 
 A :class:`Recorder` writes ``<run dir>/<chapter>/<notebook>.json`` after every call, so an
 interrupted notebook leaves what it had computed. The run directory is ``BIASBOOK_RUN_DIR`` (set by
-``biasbook run``) or ``runs/default`` in the project. Provenance: parameters, model fingerprints,
+``biasbook run``) or ``runs/default`` in the project (outside a checkout, e.g. with the wheel
+installed: in the current directory). Provenance: parameters, model fingerprints,
 data sha256, library version, git commit, start time and wall time.
 
 >>> import tempfile, os
@@ -46,11 +47,15 @@ import pandas as pd
 
 import biasbook
 from biasbook import resources, store
-from biasbook.paths import PROJECT_ROOT
+from biasbook.paths import PROJECT_ROOT, in_checkout
 
 
 def default_run_dir() -> Path:
-    return Path(os.environ.get("BIASBOOK_RUN_DIR", PROJECT_ROOT / "runs" / "default"))
+    """``BIASBOOK_RUN_DIR``, else ``runs/default`` in the checkout, else in the current directory
+    (an installed wheel has no project folder: its ``PROJECT_ROOT`` is inside the environment)."""
+    if "BIASBOOK_RUN_DIR" in os.environ:
+        return Path(os.environ["BIASBOOK_RUN_DIR"])
+    return (PROJECT_ROOT if in_checkout() else Path.cwd()) / "runs" / "default"
 
 
 def git_commit() -> str:
