@@ -81,3 +81,53 @@ def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
     fig.suptitle(f"{attribute!r}, template {template}", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def interval_dots(frame: pd.DataFrame, label: str, *, value: str = "value",
+                  paper: str | None = "paper", by: str = "model", xlabel: str = "",
+                  prefix: str = "") -> plt.Figure:
+    """One panel per ``by`` value: each row's ``value`` with its interval as a horizontal error
+    bar (labelled by column ``label``) and, where there is one, the paper's number as a cross."""
+    groups = list(frame.groupby(by, sort=False))
+    height = max(len(g) for _, g in groups) if groups else 1
+    fig, axes = plt.subplots(1, max(len(groups), 1), figsize=(5 * max(len(groups), 1),
+                                                              0.3 * height + 1.5), squeeze=False)
+    for ax, (name, group) in zip(axes[0], groups, strict=False):
+        y = np.arange(len(group))[::-1]
+        v = group[value].to_numpy(float)
+        low, high = (group[prefix + c].to_numpy(float) for c in ("ci_low", "ci_high"))
+        err = np.vstack([v - np.where(np.isnan(low), v, low),
+                         np.where(np.isnan(high), v, high) - v])
+        ax.errorbar(v, y, xerr=err, fmt="o", color="C0", capsize=2, label="ours, 95% interval")
+        if paper is not None and group[paper].notna().any():
+            ax.plot(group[paper].to_numpy(float), y, "x", color="C3", label="paper")
+        ax.set_yticks(y, group[label].astype(str).tolist(), fontsize=7)
+        ax.set_title(str(name), fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def bias_quality(rows: pd.DataFrame) -> plt.Figure:
+    """CB score against held-out perplexity (log scale), one colour per direction and language,
+    with each row's CB interval over cells and perplexity interval over held-out sentences
+    (:func:`~biasbook.chapters.ethnic_bias.uncertainty.mitigation_intervals`' frame)."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for k, ((direction, lang), group) in enumerate(rows.groupby(["direction", "language"])):
+        x, y = group["perplexity"].to_numpy(float), group["cb"].to_numpy(float)
+        yerr = np.vstack([y - group["ci_low"].to_numpy(float), group["ci_high"] - y])
+        xerr = np.vstack([x - group["perplexity ci_low"].to_numpy(float),
+                          group["perplexity ci_high"].to_numpy(float) - x])
+        ax.errorbar(x, y, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), fmt="o",
+                    color=f"C{k % 10}", capsize=2, label=f"{direction} {lang}")
+        for _, row in group.iterrows():
+            aligned = row["aligned_to"] if isinstance(row["aligned_to"], str) else ""
+            ax.annotate(row["variant"] + (f"->{aligned}" if aligned else ""),
+                        (row["perplexity"], row["cb"]), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("held-out perplexity (log scale; bars: 95% over held-out sentences)")
+    ax.set_ylabel("CB score (bars: 95% over cells)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -96,6 +96,9 @@ class Outcome:
     row: dict
     result: CBResult
     details: dict = field(default_factory=dict)
+    #: per held-out sentence: log_likelihood and tokens (:func:`perplexity_scores`); None
+    #: where the language has no mirrored text
+    heldout: pd.DataFrame | None = None
 
 
 def sample(texts: Sequence[str], n: int | None, seed: int) -> list[str]:
@@ -116,9 +119,25 @@ def perplexity(lm: LanguageModel, texts: Sequence[str]) -> float:
     causal LM, pseudo-log-likelihood (every token masked in turn; Salazar et al. 2020) for a
     masked LM. A WordPiece model's unknown token is scored like any token (with a warning naming
     the sentences); byte-level tokenizers have none."""
+    return perplexity_of(perplexity_scores(lm, texts))
+
+
+def perplexity_scores(lm: LanguageModel, texts: Sequence[str]) -> pd.DataFrame:
+    """What :func:`perplexity` is computed from, per sentence: its log-likelihood and its number
+    of scored tokens (the items an interval over held-out sentences resamples)."""
     scores = score_sentences(lm, texts, "clm" if lm.kind == "causal" else "pll", progress=False,
                              unknown="report")
-    return float(np.exp(-scores.sum.sum() / scores.n_tokens.sum()))
+    return pd.DataFrame({"sentence": list(scores.sentences), "log_likelihood": scores.sum,
+                         "tokens": scores.n_tokens})
+
+
+def perplexity_of(scores: pd.DataFrame) -> float:
+    """``exp(-sum log-likelihood / sum tokens)`` of :func:`perplexity_scores`' frame.
+
+    >>> perplexity_of(pd.DataFrame({"log_likelihood": [-4.0, -2.0], "tokens": [2, 1]}))
+    7.38905609893065
+    """
+    return float(np.exp(-scores["log_likelihood"].sum() / scores["tokens"].sum()))
 
 
 def country_terms(language: str, targets: Sequence[str] | None = None,
@@ -213,12 +232,19 @@ def measure(lm: LanguageModel, language: str, evaluation: Evaluation,
             progress: bool | None = None) -> tuple[CBResult, float]:
     """CB score of ``lm`` in ``language`` and the perplexity of held-out text in it; NaN for a
     language without mirrored text (Arabic, Greek), which :func:`quality` names in the row."""
+    result, scores = _measure(lm, language, evaluation, progress)
+    return result, float("nan") if scores is None else perplexity_of(scores)
+
+
+def _measure(lm: LanguageModel, language: str, evaluation: Evaluation,
+             progress: bool | None) -> tuple[CBResult, pd.DataFrame | None]:
+    """:func:`measure` with the per-sentence scores behind the perplexity (None: no text)."""
     result = cb_scores(lm, language, templates=evaluation.templates,
                        attributes=evaluation.attributes, targets=evaluation.targets,
                        word_lists=evaluation.word_lists, progress=progress)
     if not parallel.has_corpus(language):
-        return result, float("nan")
-    return result, perplexity(lm, heldout_text(language, evaluation))
+        return result, None
+    return result, perplexity_scores(lm, heldout_text(language, evaluation))
 
 
 def quality(language: str) -> str:
@@ -362,14 +388,15 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
         lm, details = variant_model(variant, source, language, recipe, target=target,
                                     targets=evaluation.targets,
                                     word_lists=evaluation.word_lists, progress=progress)
-        result, ppl = measure(lm, language, evaluation, progress=progress)
+        result, heldout = _measure(lm, language, evaluation, progress)
+        ppl = float("nan") if heldout is None else perplexity_of(heldout)
         aligned_to = target[1] if target and variant == "align" else None
         row = {"direction": direction, "language": language, "model": source.name,
                "role": role, "variant": variant, "method": LABELS[variant],
                "aligned_to": aligned_to, "fine_tuned": variant != "base",
                "cb": result.cb, "perplexity": ppl, "quality": quality(language),
                "paper_cb": paper_cb(direction, role, variant, language, aligned_to)}
-        outcome = Outcome(row, result, details)
+        outcome = Outcome(row, result, details, heldout)
         outcomes.append(outcome)
         del lm  # one fine-tuned copy at a time
         gc.collect()
@@ -423,6 +450,7 @@ def against(frame: pd.DataFrame, reference: str = "base",
     """
     validate.choice("reference", reference, ("base", "ft"))
     keys = ["direction", "language"]
+    aligned = ["aligned_to"] if "aligned_to" in frame else []  # tells EN→X's align rows apart
     is_reference = (frame["variant"] == reference) & (frame["role"] == "monolingual")
     ref = frame[is_reference].set_index(keys)[["cb", "paper_cb", "perplexity"]]
     others = frame[~is_reference & ~((reference == "ft") & (frame["variant"] == "base"))]
@@ -434,8 +462,8 @@ def against(frame: pd.DataFrame, reference: str = "base",
                          agrees=np.where(paper.isna(), None, np.sign(ours) == np.sign(paper)),
                          perplexity_ratio=ratio,
                          usable=ratio.isna() | (ratio <= max_perplexity_ratio)
-                         )[[*keys, "role", "variant", "reference", "cb_ref", "cb", "cb_change",
-                            "paper_change", "agrees", "perplexity_ratio", "usable"]
+                         )[[*keys, "role", "variant", *aligned, "reference", "cb_ref", "cb",
+                            "cb_change", "paper_change", "agrees", "perplexity_ratio", "usable"]
                            ].reset_index(drop=True)
 
 
@@ -449,21 +477,28 @@ def jsd_to_english(outcomes: Sequence[Outcome]) -> pd.DataFrame:
     """
     from biasbook.chapters.ethnic_bias import tables
 
-    english = next((o for o in outcomes if o.row["language"] == "en"
-                    and o.row["variant"] == "base" and o.row["role"] == "monolingual"), None)
+    english, compared = english_pairs(outcomes)
     if english is None:
         return pd.DataFrame()
     paper = datafiles.paper_results(data.CHAPTER)["tables"]["table9"]
     rows = []
-    for o in outcomes:
+    for o in compared:
         r = o.row
-        if o is english or r["role"] != "monolingual":
-            continue
         rows.append({"direction": r["direction"], "language": r["language"], "model": r["model"],
                      "variant": r["variant"], "aligned_to": r["aligned_to"],
                      "jsd_to_english_base": tables.mean_jsd(o.result, english.result),
                      "paper": _paper_jsd(paper, r)})
     return pd.DataFrame(rows)
+
+
+def english_pairs(outcomes: Sequence[Outcome]) -> tuple[Outcome | None, list[Outcome]]:
+    """The English monolingual ``base`` outcome (None if the run has none) and, in order, the
+    monolingual outcomes :func:`jsd_to_english` sets against it."""
+    english = next((o for o in outcomes if o.row["language"] == "en"
+                    and o.row["variant"] == "base" and o.row["role"] == "monolingual"), None)
+    if english is None:
+        return None, []
+    return english, [o for o in outcomes if o is not english and o.row["role"] == "monolingual"]
 
 
 def _paper_jsd(paper: dict, row: dict) -> float | None:

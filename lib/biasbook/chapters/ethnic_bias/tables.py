@@ -151,6 +151,16 @@ def mean_jsd(first: CBResult, second: CBResult, *, averaged: bool = False) -> fl
 
     Template ids match templates of the same meaning across languages (Chinese has ids 1-5).
     """
+    p, q, _, _ = _common_distributions(first, second)
+    if averaged:
+        return float(cb.jensen_shannon(p.mean(axis=(0, 1)), q.mean(axis=(0, 1))))
+    return float(cb.jensen_shannon(p, q).mean())
+
+
+def _common_distributions(first: CBResult, second: CBResult
+                          ) -> tuple[np.ndarray, np.ndarray, list[int], list[str]]:
+    """Both results' scaled ``P'`` as ``[templates, attributes, targets]`` arrays over the
+    template ids, attributes and targets they share, and those template ids and attributes."""
     templates = [t for t in first.templates if t in second.templates]
     attributes = [a for a in first.attributes if a in second.attributes]
     targets = [n for n in first.targets if n in second.targets]
@@ -160,9 +170,16 @@ def mean_jsd(first: CBResult, second: CBResult, *, averaged: bool = False) -> fl
     p, q = (cb.scaled_probabilities(r.subset(templates=templates, attributes=attributes,
                                              targets=targets).log_p_norm)
             for r in (first, second))
-    if averaged:
-        return float(cb.jensen_shannon(p.mean(axis=(0, 1)), q.mean(axis=(0, 1))))
-    return float(cb.jensen_shannon(p, q).mean())
+    return p, q, templates, attributes
+
+
+def jsd_cells(first: CBResult, second: CBResult) -> pd.DataFrame:
+    """The Jensen-Shannon divergence of every (template id, attribute) cell the two results
+    share: columns template, attribute, jsd. Their mean is :func:`mean_jsd`; they are the items
+    an interval resamples."""
+    p, q, templates, attributes = _common_distributions(first, second)
+    index = pd.MultiIndex.from_product([templates, attributes], names=["template", "attribute"])
+    return pd.DataFrame({"jsd": cb.jensen_shannon(p, q).ravel()}, index=index).reset_index()
 
 
 def jsd_matrix(results: Mapping[str, CBResult], *, averaged: bool = False) -> pd.DataFrame:
@@ -198,20 +215,26 @@ def sensitivity(result: CBResult, group: str) -> pd.DataFrame:
     are left out. The causal prior is recomputed on each list. ``group`` (monolingual or
     multilingual) labels the rows: one model may be scored in both groups.
     """
+    return pd.DataFrame([{"condition": name, "group": group, "language": result.language,
+                          "model": result.model, "cb": part.cb, "targets": len(part.targets),
+                          "attributes": len(part.attributes)}
+                         for name, part in conditions(result)])
+
+
+def conditions(result: CBResult) -> list[tuple[str, CBResult]]:
+    """Table 7's conditions that ``result`` holds: (name, the result on that condition's lists),
+    leaving out a condition that would add nothing (:func:`sensitivity`)."""
     base_targets = [t for t in result.targets if t in data.target_keys()]
     base_attributes = [a for a in result.attributes if a in data.attribute_keys()]
-    rows = []
+    out = []
     for name, more_attributes, more_targets in CONDITIONS:
         targets = list(result.targets) if more_targets else base_targets
         attributes = list(result.attributes) if more_attributes else base_attributes
         if (more_targets and len(targets) == len(base_targets)) or (
                 more_attributes and len(attributes) == len(base_attributes)):
             continue
-        part = result.subset(targets=targets, attributes=attributes)
-        rows.append({"condition": name, "group": group, "language": result.language,
-                     "model": result.model, "cb": part.cb, "targets": len(part.targets),
-                     "attributes": len(part.attributes)})
-    return pd.DataFrame(rows)
+        out.append((name, result.subset(targets=targets, attributes=attributes)))
+    return out
 
 
 def relative_change(frame: pd.DataFrame) -> pd.DataFrame:
