@@ -14,6 +14,9 @@ from gensim.models import KeyedVectors
 from biasbook import stats
 from biasbook.chapters.region_aware import personas, region_weat, topics, weat_regions
 from biasbook.chapters.region_aware import uncertainty as U
+from biasbook.chapters.region_aware import uncertainty_pairs as UP
+from biasbook.chapters.region_aware import uncertainty_personas as UPe
+from biasbook.chapters.region_aware import uncertainty_topics as UT
 from biasbook.metrics import weat
 
 
@@ -141,15 +144,15 @@ def test_pair_weat_intervals_reproduce_the_region_aware_test():
     vectors = {"un-debates": {"Africa": keyed(words, 4)}}
     options = {"terms": "table-12", "names": False, "oov": "drop", "n_samples": 100}
     frame = region_weat.weat_by_domain(pairs, vectors, **options)
-    scores = U.pair_scores(pairs, vectors, frame, **options)
+    scores = UP.pair_scores(pairs, vectors, frame, **options)
     assert list(scores) == [("un-debates", "Africa", 1)]
-    out = U.pair_weat_intervals(frame, scores, n_resamples=299)
+    out = UP.pair_weat_intervals(frame, scores, n_resamples=299)
     assert out.loc[0, "value"] == frame.loc[0, "effect_size"]
     assert out.loc[0, "ci_low"] <= out.loc[0, "value"] <= out.loc[0, "ci_high"]
     assert out.loc[0, "ci_units"] == len(gender["male"]) + len(gender["female"])
     want = "inside" if out.loc[0, "ci_low"] <= 0.5 <= out.loc[0, "ci_high"] else "outside"
     assert out.loc[0, "paper_check"] == want
-    assert U.table4_intervals(out).loc[0, "ours (un-debates)"] == out.loc[0, "ours"]
+    assert UP.table4_intervals(out).loc[0, "ours (un-debates)"] == out.loc[0, "ours"]
 
 
 # --- comparisons, shares --------------------------------------------------------------------------
@@ -166,11 +169,11 @@ def test_holm_family_holds_only_with_a_corrected_p_and_an_interval_excluding_zer
 
 
 def test_a_share_of_documents_has_the_normal_approximations_width():
-    ci = U.share_interval(600, 2000, n_resamples=9999)
+    ci = UT.share_interval(600, 2000, n_resamples=9999)
     half = 1.959964 * math.sqrt(0.3 * 0.7 / 2000)
     assert ci.value == 0.3 and ci.unit == "documents" and ci.n_units == 2000
     assert abs(ci.low - (0.3 - half)) < 0.004 and abs(ci.high - (0.3 + half)) < 0.004
-    assert U.share_interval(1, 1) is None
+    assert UT.share_interval(1, 1) is None
 
 
 @pytest.fixture
@@ -185,7 +188,7 @@ def documents():
 def test_the_topic_share_of_a_resample_is_alignments_on_the_resampled_documents(documents,
                                                                                 rule):
     ids = sorted(set(documents["topic"]) - {-1})
-    statistic = U.topic_share_statistic(documents, ids, rule=rule)
+    statistic = UT.topic_share_statistic(documents, ids, rule=rule)
     rng = np.random.default_rng(0)
     idx = rng.integers(0, len(documents), size=(25, len(documents)))
     idx[0] = np.arange(len(documents))                            # the data themselves
@@ -208,13 +211,13 @@ def test_female_topic_share_intervals_take_the_summarys_number(documents):
     share = (genders == "F").sum() / genders.isin(["F", "M"]).sum()
     summary = pd.DataFrame({"region": ["Asia"], "female_topic_share": [share],
                             "paper_female_topic_share": [0.4]})
-    out = U.female_topic_share_intervals({"Asia": fit}, summary, domain="geowac",
+    out = UT.female_topic_share_intervals({"Asia": fit}, summary, domain="geowac",
                                          n_resamples=299)
     assert out.loc[0, "value"] == share and out.loc[0, "ci_units"] == len(documents)
     assert out.loc[0, "ci_low"] <= share <= out.loc[0, "ci_high"]
     assert out.loc[0, "paper_check"] in ("inside", "outside")
     with pytest.raises(ValueError, match="do not reproduce"):
-        U.female_topic_share_intervals({"Asia": fit}, summary.assign(female_topic_share=0.01))
+        UT.female_topic_share_intervals({"Asia": fit}, summary.assign(female_topic_share=0.01))
 
 
 # --- topic pairs ----------------------------------------------------------------------------------
@@ -243,7 +246,7 @@ def test_pairs_whose_words_are_interchangeable_have_an_interval_of_no_width(monk
     for threshold, passing in ((0.01, 0), (0.2, 2)):
         counts = topics.pair_counts(fits, threshold=threshold)
         assert counts.loc[0, "passing"] == passing
-        out = U.pair_count_intervals(fits, counts, threshold=threshold, n_pairs=5,
+        out = UT.pair_count_intervals(fits, counts, threshold=threshold, n_pairs=5,
                                      n_resamples=99)
         assert (out.loc[0, "ci_low"], out.loc[0, "ci_high"]) == (passing, passing)
         assert out.loc[0, "ci_units"] == 6 and out.loc[0, "ci_unit"] == "topic words"
@@ -256,7 +259,7 @@ def test_agreement_with_the_paper_against_every_re_pairing():
     theirs = np.array([1.5, 0.8, -0.2, 0.5, 0.7, 1.1])       # one sign differs (the fifth)
     frame = pd.DataFrame({"domain": "un-debates", "effect_size": ours, "paper": theirs})
     # scipy re-orders both lists: (6!)^2 orders, all enumerated from 518,400 permutations on
-    out = U.agreement_intervals(frame, n_resamples=299, n_permutations=600_000)
+    out = UP.agreement_intervals(frame, n_resamples=299, n_permutations=600_000)
     assert math.isclose(out.loc[0, "value"], 5 / 6)
     # chance keeps the signs' counts: 4 of 6 ours and 5 of 6 theirs positive
     assert math.isclose(out.loc[0, "chance"], 4 / 6 * 5 / 6 + 2 / 6 * 1 / 6)
@@ -280,9 +283,9 @@ def test_agreement_with_the_paper_against_every_re_pairing():
 def test_a_regions_mean_effect_resamples_its_pairs_and_their_shared_words():
     rng = np.random.default_rng(8)
     targets = tuple(f"w{i}" for i in range(8))
-    scores = {("un", "Asia", k): U.PairScores(targets, 4, rng.normal(size=8) + k / 5)
+    scores = {("un", "Asia", k): UP.PairScores(targets, 4, rng.normal(size=8) + k / 5)
               for k in range(1, 7)}
-    statistic = U.pairs_and_words_mean(list(scores.values()))
+    statistic = UP.pairs_and_words_mean(list(scores.values()))
     ix, iy, ip = rng.integers(0, 4, (3, 4)), rng.integers(0, 4, (3, 4)), rng.integers(0, 6, (3, 6))
     by_hand = [np.mean([U.effect_sizes(list(scores.values())[p].assoc[
         np.r_[ix[b], iy[b] + 4]], 4) for p in ip[b]]) for b in range(3)]
@@ -292,13 +295,13 @@ def test_a_regions_mean_effect_resamples_its_pairs_and_their_shared_words():
                             "pairs": ["passing"] * 2 + ["filled"] * 4, "effect_size": effects,
                             "computable": True})
     sets = region_weat.pair_sets(results)
-    out = U.pair_set_intervals(results, sets, scores, n_resamples=299).set_index("pairs")
+    out = UP.pair_set_intervals(results, sets, scores, n_resamples=299).set_index("pairs")
     assert math.isclose(out.loc["passing+filled", "value"], np.mean(effects))
     assert out.loc["passing+filled", "ci_unit"] == "topic pairs x target words"
     assert out.loc["passing+filled", "ci_units"] == 14          # 4 + 4 words, 6 pairs
     assert out.loc[["passing", "filled"], "ci_low"].isna().all()  # fewer than five pairs
     with pytest.raises(ValueError, match="different target words"):
-        U.pairs_and_words_mean([*scores.values(), U.PairScores(targets[::-1], 4, np.ones(8))])
+        UP.pairs_and_words_mean([*scores.values(), UP.PairScores(targets[::-1], 4, np.ones(8))])
 
 
 def persona_table():
@@ -318,12 +321,12 @@ def test_the_topic_bootstrap_statistic_is_the_pipelines_mismatch_rate():
     table = persona_table()
     summary = personas.mismatch_summary(personas.mismatch_rates(table, by=["source", "pairs"]),
                                         by=["source", "pairs"])
-    counts, index = U.topic_counts(table)
+    counts, index = UPe.topic_counts(table)
     assert len(counts) == 6 and counts.shape[1:] == (2, 2)
     # by hand: run 0 has 5 readable personas, 2 mismatched (t1, t4); run 1 has 4, 2 (t2, t5)
-    assert math.isclose(U.run_mean_ratio(counts)(np.arange(6)), (2 / 5 + 2 / 4) / 2)
+    assert math.isclose(UPe.run_mean_ratio(counts)(np.arange(6)), (2 / 5 + 2 / 4) / 2)
     assert math.isclose(summary.loc[0, "mismatch"], (2 / 5 + 2 / 4) / 2)
-    out = U.persona_intervals(table, summary, n_resamples=299)
+    out = UPe.persona_intervals(table, summary, n_resamples=299)
     assert out.loc[0, "ci_units"] == 6 and out.loc[0, "ci_low"] <= out.loc[0, "value"]
 
 
@@ -336,14 +339,14 @@ def test_the_two_group_p_value_is_the_enumerated_re_deal():
                      for a in itertools.combinations(range(10), 5)])   # all 252 re-deals
     tol = 1e-12
     want = min(1.0, 2 * min(np.mean(null >= observed - tol), np.mean(null <= observed + tol)))
-    ci, p = U.ratio_difference(first, second, n_resamples=299, n_permutations=999)
+    ci, p = UPe.ratio_difference(first, second, n_resamples=299, n_permutations=999)
     assert math.isclose(ci.value, 0.6) and math.isclose(p, want) and p < 0.25
 
 
 def test_persona_differences_compare_regions_and_topic_genders_with_holm():
     table = pd.concat([persona_table(), persona_table().assign(region="Africa")],
                       ignore_index=True)
-    out = U.persona_differences(table, n_resamples=99, n_permutations=999)
+    out = UPe.persona_differences(table, n_resamples=99, n_permutations=999)
     assert out["comparison"].tolist() == ["mismatch", "female share"]
     assert math.isclose(out.loc[0, "value"], 0.0, abs_tol=1e-12)  # two copies of one region
     low, high = sorted(out["p_value"])  # Holm by hand for a family of two
