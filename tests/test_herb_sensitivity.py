@@ -66,19 +66,6 @@ def test_the_rewording_tree_keeps_the_most_populous_countries_and_no_cities():
         sensitivity.rewording_tree(table, -1)
 
 
-def test_model_order_holds_only_for_the_same_ranking():
-    frame = pd.DataFrame({
-        "template_set": ["original"] * 3 + ["a"] * 3 + ["b"] * 3,
-        "model": ["m1", "m2", "m3"] * 3,
-        "value": [3.0, 2.0, 1.0, 30.0, 20.0, 10.0, 3.0, 1.0, 2.0]})
-    order = sensitivity.model_order(frame).set_index("template_set")
-    assert order.loc["original", "order"] == "m1 > m2 > m3"
-    assert order["holds"].to_dict() == {"original": True, "a": True, "b": False}
-    with pytest.raises(ValueError, match="original"):
-        sensitivity.model_order(frame[frame["template_set"] != "original"])
-    with pytest.raises(ValueError, match="same models"):
-        sensitivity.model_order(frame.drop(index=8))
-
 
 def test_identical_templates_give_identical_numbers_and_a_zero_change():
     tree = region_tree(TABLE)

@@ -5,8 +5,10 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from biasbook import stats
 from biasbook.stats import holm, holm_significant, interval, paired_difference, seed_spread
 
 Z975 = 1.959964  # standard normal 97.5% quantile (table value)
@@ -231,3 +233,18 @@ def test_separate_samples_are_resampled_apart_and_keep_their_sizes():
     assert (ci.low, ci.high, ci.n_units) == (-10.0, 0.0, 7)
     with pytest.raises(ValueError, match="must have one value per item each"):
         interval(([0.0] * 5, [0.0, 10.0]), diff)  # paired by default
+
+
+def test_order_holds_only_for_the_same_ranking():
+    frame = pd.DataFrame({
+        "template_set": ["original"] * 3 + ["a"] * 3 + ["b"] * 3,
+        "model": ["m1", "m2", "m3"] * 3,
+        "value": [3.0, 2.0, 1.0, 30.0, 20.0, 10.0, 3.0, 1.0, 2.0]})
+    order = stats.order_holds(frame).set_index("template_set")
+    assert order["order"].to_dict() == {"original": "m1 > m2 > m3", "a": "m1 > m2 > m3",
+                                        "b": "m1 > m3 > m2"}
+    assert order["holds"].to_dict() == {"original": True, "a": True, "b": False}
+    with pytest.raises(ValueError, match="original"):
+        stats.order_holds(frame[frame["template_set"] != "original"])
+    with pytest.raises(ValueError, match="same models"):
+        stats.order_holds(frame.drop(index=8))

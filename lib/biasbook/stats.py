@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import scipy.stats as sps
 from numpy.typing import ArrayLike
 
@@ -336,3 +337,28 @@ def holm_significant(pvalues: ArrayLike, alpha: float = 0.05) -> np.ndarray:
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     return holm(pvalues) <= alpha
+
+
+def order_holds(frame: pd.DataFrame, *, setting: str = "template_set", item: str = "model",
+                value: str = "value", reference: str = "original") -> pd.DataFrame:
+    """Per ``setting`` (e.g. a template set): the items from the largest to the smallest
+    ``value`` (``order``) and whether it is the order under ``reference`` (``holds``), the check
+    of Seshadri et al. (2022): does rewording a template keep the models' order? Ties keep the
+    frame's order.
+
+    >>> frame = pd.DataFrame({"template_set": ["original"] * 2 + ["reworded"] * 2,
+    ...                       "model": ["a", "b"] * 2, "value": [0.6, 0.4, 0.3, 0.5]})
+    >>> order_holds(frame)[["order", "holds"]].values.tolist()
+    [['a > b', True], ['b > a', False]]
+    """
+    def ranking(group: pd.DataFrame) -> tuple[str, ...]:
+        return tuple(group.sort_values(value, ascending=False, kind="stable")[item])
+
+    settings = list(dict.fromkeys(frame[setting]))
+    if reference not in settings:
+        raise ValueError(f"no rows for the reference {setting} {reference!r}")
+    orders = {name: ranking(frame[frame[setting] == name]) for name in settings}
+    if any(set(o) != set(orders[reference]) for o in orders.values()):
+        raise ValueError(f"every {setting} must hold the same {item}s")
+    return pd.DataFrame([{setting: name, "order": " > ".join(map(str, o)),
+                          "holds": o == orders[reference]} for name, o in orders.items()])

@@ -8,8 +8,9 @@ once more, by the book's paraphrase sets (``data/ethnic-bias/paraphrases.yml``,
 :func:`paraphrase_sets`). Only the templates change: targets, attributes, mode and word lists
 are the run's, and the original is compared on the *same* template ids and cells, so a change is
 the wording's alone (:func:`rewording_table`, with the chapter's interval over template x
-attribute cells and a paired test that swaps each cell's two values). :func:`model_order` says
-whether the English models keep their order under every wording.
+attribute cells and a paired test that swaps each cell's two values).
+:func:`biasbook.stats.order_holds` says whether the English models keep their order under every
+wording.
 
 :func:`score_sets` scores a model's paraphrases while :func:`~.runs.score_all` has it loaded
 (its ``on_result`` hook), so the models are not loaded twice. :func:`cb_scores_in` is
@@ -250,26 +251,3 @@ def rewording_table(scored: Iterable[tuple[str, CBResult]],
         frame.loc[tested, "p_holm"] = stats.holm(frame.loc[tested, "p_value"])
     frame["moved"] = frame["p_holm"] < alpha
     return frame
-
-
-def model_order(frame: pd.DataFrame, *, original: str = ORIGINAL) -> pd.DataFrame:
-    """Per template set: the models from the most to the least biased (``order``) and whether it
-    is the order under ``original`` (``holds``). ``frame``: columns ``template_set``,
-    ``model``, ``value``.
-
-    >>> frame = pd.DataFrame({"template_set": ["original", "original", "reworded", "reworded"],
-    ...                       "model": ["a", "b", "a", "b"], "value": [0.6, 0.4, 0.5, 0.3]})
-    >>> model_order(frame)["holds"].tolist()
-    [True, True]
-    """
-    def ranking(group: pd.DataFrame) -> tuple[str, ...]:
-        return tuple(group.sort_values("value", ascending=False, kind="stable")["model"])
-
-    sets = list(dict.fromkeys(frame["template_set"]))
-    if original not in sets:
-        raise ValueError(f"no rows for the original template set {original!r}")
-    orders = {name: ranking(frame[frame["template_set"] == name]) for name in sets}
-    if any(set(o) != set(orders[original]) for o in orders.values()):
-        raise ValueError("every template set must score the same models")
-    return pd.DataFrame([{"template_set": name, "order": " > ".join(o),
-                          "holds": o == orders[original]} for name, o in orders.items()])

@@ -7,8 +7,8 @@ model. Notebook 02 re-scores the book's paraphrase sets (``data/herb/paraphrases
 :func:`paraphrase_sets`) and sets each set's overall C_w beside the original's
 (:func:`rewording_table`), with a bootstrap interval over descriptors and a paired test of the
 change (descriptor columns swapped between the original and the paraphrase, the same test that
-compares two models in :mod:`.uncertainty`). :func:`model_order` says whether the models keep
-their order under every wording.
+compares two models in :mod:`.uncertainty`). :func:`biasbook.stats.order_holds` says whether the
+models keep their order under every wording.
 
 **The tree.** The overall C_w is, up to about 1%, the sparseness of the six continent names'
 vectors divided by 15 (notebook 02, "What the numbers are made of"): countries and cities enter
@@ -28,10 +28,6 @@ each with a bootstrap interval over its target words beside the permutation p.
 Traceback (most recent call last):
 ...
 ValueError: template 'People are {description}.' lacks the slot {region}: ...
->>> frame = pd.DataFrame({"template_set": ["original", "original", "reworded", "reworded"],
-...                       "model": ["a", "b", "a", "b"], "value": [2.0, 1.0, 1.5, 1.8]})
->>> model_order(frame)[["template_set", "order", "holds"]].values.tolist()
-[['original', 'a > b', True], ['reworded', 'b > a', False]]
 """
 
 from __future__ import annotations
@@ -214,22 +210,6 @@ def tree_effect(frame: pd.DataFrame, headline: Mapping[str, float]) -> pd.DataFr
     out["gap"] = out["original (rewording tree)"] / out["headline (run's tree)"] - 1
     return out.rename_axis("model")
 
-
-def model_order(frame: pd.DataFrame, *, original: str = ORIGINAL) -> pd.DataFrame:
-    """Per template set: the models from the most to the least biased (``order``) and whether it
-    is the order under ``original`` (``holds``). Ties count as a different order only where the
-    original has none. ``frame``: columns ``template_set``, ``model``, ``value``."""
-    def ranking(group: pd.DataFrame) -> tuple[str, ...]:
-        return tuple(group.sort_values("value", ascending=False, kind="stable")["model"])
-
-    sets = list(dict.fromkeys(frame["template_set"]))
-    if original not in sets:
-        raise ValueError(f"no rows for the original template set {original!r}")
-    orders = {name: ranking(frame[frame["template_set"] == name]) for name in sets}
-    if any(set(o) != set(orders[original]) for o in orders.values()):
-        raise ValueError("every template set must score the same models")
-    return pd.DataFrame([{"template_set": name, "order": " > ".join(o),
-                          "holds": o == orders[original]} for name, o in orders.items()])
 
 
 # --------------------------------------------------------------------------- WEAT word lists
