@@ -61,12 +61,12 @@ def test_unknown_sets_and_non_english_languages_are_refused():
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "bert"])
-def test_cb_scores_in_the_unchanged_language_is_cb_scores(lms, arch):
+def test_cb_scores_of_a_language_object_is_cb_scores_of_its_code(lms, arch):
     lm = lms[arch]
     theirs = cb_scores(lm, "en", targets=TARGETS, attributes=ATTRIBUTES, templates=[2, 5],
                        cache=False)
-    ours = sensitivity.cb_scores_in(lm, data.language("en"), targets=TARGETS,
-                                    attributes=ATTRIBUTES, templates=[2, 5], cache=False)
+    ours = cb_scores(lm, data.language("en"), targets=TARGETS, attributes=ATTRIBUTES,
+                     templates=[2, 5], cache=False)
     assert np.array_equal(ours.log_p_target, theirs.log_p_target)
     assert np.array_equal(ours.log_p_prior, theirs.log_p_prior)
     assert ours.cb == theirs.cb and ours.word_lists == theirs.word_lists

@@ -160,7 +160,8 @@ class CBResult:
                        else self.masked_prior[grid])
 
 
-def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None = None,
+def cb_scores(lm: LanguageModel, language: str | data.Language, *,
+              targets: Sequence[str] | None = None,
               attributes: Sequence[str] | None = None, templates: Sequence[int] | None = None,
               mode: str = "paper", ddof: int = 1, word_lists: str = "authors",
               cache: bool = True, progress: bool | None = None) -> CBResult:
@@ -173,9 +174,11 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
     language's; an id the language lacks becomes the template that reads the same there, see
     :func:`data.template_ids`). ``mode`` is ``paper`` or ``as-coded`` (masked LMs only);
     ``ddof`` the variance's delta degrees of freedom (1: the sample variance, as the authors'
-    code).
+    code). ``language`` may also be a :class:`data.Language` itself (e.g. with reworded
+    templates: :mod:`.sensitivity`); ``word_lists`` is then its own.
     """
-    lang = data.language(language, word_lists)
+    lang = (language if isinstance(language, data.Language)
+            else data.language(language, word_lists))
     validate.choice("mode", mode, validate.MODES)
     if mode == "as-coded" and lm.kind != "masked":
         raise ValueError("mode='as-coded' reproduces the authors' masked-LM code; "
@@ -210,11 +213,11 @@ def cb_scores(lm: LanguageModel, language: str, *, targets: Sequence[str] | None
                 "log_p_prior": _slot_logprobs(lm, priors, terms, mode, cache, progress, last)}
 
     arrays = store.cached_arrays("ethnic-bias-cb", key, compute, cache=cache)
-    return CBResult(language=language, model=lm.name, kind=lm.kind, mode=mode, ddof=ddof,
+    return CBResult(language=lang.code, model=lm.name, kind=lm.kind, mode=mode, ddof=ddof,
                     templates=tuple(templates), attributes=tuple(attributes),
                     targets=tuple(targets), terms=tuple(tuple(t) for t in terms),
                     log_p_target=arrays["log_p_target"],
-                    masked_prior=arrays.get("log_p_prior"), word_lists=word_lists)
+                    masked_prior=arrays.get("log_p_prior"), word_lists=lang.word_lists)
 
 
 def _keys(name: str, given, default: list[str], known: dict) -> list[str]:

@@ -13,10 +13,8 @@ attribute cells and a paired test that swaps each cell's two values).
 wording.
 
 :func:`score_sets` scores a model's paraphrases while :func:`~.runs.score_all` has it loaded
-(its ``on_result`` hook), so the models are not loaded twice. :func:`cb_scores_in` is
-:func:`~.pipeline.cb_scores` on a :class:`~.data.Language` given directly, which a reworded
-language needs (``cb_scores`` reads a language by its code); on an unchanged language it gives
-the same arrays from the same cache entry.
+(its ``on_result`` hook), so the models are not loaded twice; it hands the reworded
+:class:`~.data.Language` to :func:`~.pipeline.cb_scores` directly.
 
 >>> check_template("Someone from {target} is {attribute:a}.", "A person from {target} is "
 ...                "{attribute:a}.")
@@ -36,15 +34,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from biasbook import datafiles, stats, store, validate
+from biasbook import datafiles, stats
 from biasbook.chapters.ethnic_bias import data, uncertainty
-from biasbook.chapters.ethnic_bias.pipeline import (
-    VERSION,
-    CBResult,
-    _keys,
-    _mask_count,
-    _slot_logprobs,
-)
+from biasbook.chapters.ethnic_bias.pipeline import CBResult, cb_scores
 from biasbook.chapters.ethnic_bias.tables import base
 from biasbook.models import LanguageModel
 from biasbook.results import UNCERTAINTY
@@ -135,49 +127,6 @@ def reworded_language(lang: data.Language, templates: Mapping[int, str]) -> data
     return replace(lang, templates=rows)
 
 
-def cb_scores_in(lm: LanguageModel, lang: data.Language, *,
-                 targets: Sequence[str] | None = None, attributes: Sequence[str] | None = None,
-                 templates: Sequence[int] | None = None, mode: str = "paper", ddof: int = 1,
-                 cache: bool = True, progress: bool | None = None) -> CBResult:
-    """:func:`~.pipeline.cb_scores` on the language ``lang`` itself (module docstring): the same
-    sentences, priors, cache key and :class:`~.pipeline.CBResult`."""
-    validate.choice("mode", mode, validate.MODES)
-    if mode == "as-coded" and lm.kind != "masked":
-        raise ValueError("mode='as-coded' reproduces the authors' masked-LM code; "
-                         f"{lm.name} is a {lm.kind} model")
-    targets = _keys("targets", targets, data.target_keys(), lang.targets)
-    attributes = _keys("attributes", attributes, data.attribute_keys(), lang.attributes)
-    templates = data.template_ids(lang, None if templates is None else list(templates))
-    if len(targets) <= ddof:
-        raise ValueError(f"the variance with ddof={ddof} needs more than {ddof} targets")
-    terms = [data.target_terms(lang, t, targets, mode) for t in templates]
-    frames = [[data.frame(lang, t, a, mode) for a in attributes] for t in templates]
-    key = store.content_key(VERSION, lm.fingerprint, lm.kind, mode, terms,
-                            [[(f.text, f.start, f.end, f.masked("{mask}")) for f in row]
-                             for row in frames])
-
-    def compute() -> dict[str, np.ndarray]:
-        target = _slot_logprobs(lm, [[f.text for f in row] for row in frames], terms, mode,
-                                cache, progress)
-        if lm.kind != "masked":
-            return {"log_p_target": target}
-        counts = [[_mask_count(lm, lang, f, a, term[0], mode)
-                   for f, a in zip(row, attributes, strict=True)]
-                  for row, term in zip(frames, terms, strict=True)]
-        priors = [[f.masked(" ".join([lm.tokenizer.mask_token] * k))
-                   for f, k in zip(row, ks, strict=True)]
-                  for row, ks in zip(frames, counts, strict=True)]
-        last = [mode == "as-coded" and row[0].start < row[0].text.index("{}") for row in frames]
-        return {"log_p_target": target,
-                "log_p_prior": _slot_logprobs(lm, priors, terms, mode, cache, progress, last)}
-
-    arrays = store.cached_arrays("ethnic-bias-cb", key, compute, cache=cache)
-    return CBResult(language=lang.code, model=lm.name, kind=lm.kind, mode=mode, ddof=ddof,
-                    templates=tuple(templates), attributes=tuple(attributes),
-                    targets=tuple(targets), terms=tuple(tuple(t) for t in terms),
-                    log_p_target=arrays["log_p_target"],
-                    masked_prior=arrays.get("log_p_prior"), word_lists=lang.word_lists)
-
 
 def compared_templates(result: CBResult, sets: Mapping[str, ParaphraseSet]) -> list[int]:
     """The run's template ids that every set rewords (smoke: [2]; book: [2, 5])."""
@@ -195,7 +144,7 @@ def score_sets(lm: LanguageModel, result: CBResult, sets: Mapping[str, Paraphras
     if not ids:
         return {}
     lang = data.language(LANGUAGE, result.word_lists)
-    return {name: cb_scores_in(lm, reworded_language(lang, {t: s.templates[t] for t in ids}),
+    return {name: cb_scores(lm, reworded_language(lang, {t: s.templates[t] for t in ids}),
                                targets=result.targets, attributes=result.attributes,
                                templates=ids, mode=result.mode, ddof=result.ddof,
                                progress=progress)
