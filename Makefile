@@ -44,8 +44,9 @@ book: setup $(MATHJAX)
 		echo "profiles or library changed: executing every notebook"; \
 		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
-	@# the atlas gathers what the chapters recorded: read it again once they have all run
-	touch book/atlas.ipynb && $(BIN)/jupyter-book build . --warningiserror --keep-going
+	@# the atlas and the trust page gather what the chapters recorded: read them again once the
+	@# chapters have all run (Sphinx reads book/ before notebooks/)
+	touch book/atlas.ipynb book/trust.ipynb && $(BIN)/jupyter-book build . --warningiserror --keep-going
 	@mv _build/.inputs.next _build/.inputs  # the inputs the build started from
 	$(BIN)/python -m biasbook.book_check _build/html  # equations MathJax cannot typeset
 	@echo "open _build/html/index.html"
