@@ -13,8 +13,14 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup book check-book class assignments test test-fast bench lock clean
+.PHONY: setup setup-ray book check-book class assignments test test-fast bench lock clean
 setup: $(STAMP)
+
+# The optional extra biasbook[ray] (scoring on Ray workers), at pyproject.toml's pin; torch and the
+# rest stay as locked. About 30 s and 240 MB; tests/test_scoring_ray.py skips its Ray tests without.
+RAY_EXTRA = $$($(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"])')
+setup-ray: setup
+	$(BIN)/pip install --quiet -c constraints.txt "$(RAY_EXTRA)"
 
 $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required"'

@@ -3,6 +3,8 @@
 - :func:`score_sentences` -- per-token log-probabilities and their mean / sum by a named method:
   ``aul``, ``aula``, ``pll`` (masked LMs), ``clm`` (causal LMs), ``infill`` (encoder-decoder);
   definitions in :mod:`biasbook.scoring.sentences`.
+- :func:`score_stream` -- the same for an iterable of any length, chunk by chunk, in constant
+  memory (HERB's paper setting: millions of sentences per model).
 - :func:`slot_probabilities` -- probability of each candidate in a template's ``{}`` slot
   (whole-word masking for masked LMs, candidate-normalised sentence probability for causal LMs);
   definitions in :mod:`biasbook.scoring.slots`.
@@ -15,6 +17,10 @@ run it once and reuse its key/value cache. Scores persist by (model fingerprint,
 is loaded: after training or editing its weights in place, call ``lm.refresh_fingerprint()`` (the
 cache's cheap probe catches most such changes and recomputes it, with a warning).
 
+All three take ``workers=``: the same engines, sharded over Ray workers (a number, or a cluster's
+address), writing into the same cache (:mod:`biasbook.scoring.distributed`, the optional extra
+``biasbook[ray]``); the default scores in this process.
+
 >>> from biasbook.models import from_model
 >>> from biasbook.testing import tiny_model, tiny_tokenizer
 >>> tok = tiny_tokenizer()
@@ -25,7 +31,8 @@ cache's cheap probe catches most such changes and recomputes it, with a warning)
 """
 
 from biasbook.scoring.cache import ScoreCache
-from biasbook.scoring.sentences import METHODS, SentenceScores, score_sentences
+from biasbook.scoring.sentences import METHODS, SentenceScores, score_sentences, score_stream
 from biasbook.scoring.slots import slot_probabilities
 
-__all__ = ["METHODS", "ScoreCache", "SentenceScores", "score_sentences", "slot_probabilities"]
+__all__ = ["METHODS", "ScoreCache", "SentenceScores", "score_sentences", "score_stream",
+           "slot_probabilities"]

@@ -1,5 +1,7 @@
 """Persistent score cache, one SQLite file per model fingerprint under ``cache_dir()/scores/``,
-and :func:`cached_run`, which computes only what the cache lacks and stores it batch by batch.
+and :func:`cached_run`, which computes only what the cache lacks and stores it batch by batch,
+in this process or (``workers=``, given a :class:`Task`) sharded over Ray workers
+(:mod:`biasbook.scoring.distributed`).
 
 A row is keyed by (method key, query) and holds a numpy array with a CRC32 over key and bytes.
 Every finished batch is committed in one transaction, so an interrupted run keeps what it finished
@@ -22,7 +24,10 @@ import time
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,6 +46,20 @@ _QUERIES_PER_SELECT = 500  # below SQLite's limit on bound parameters
 PROGRESS_THRESHOLD = 256
 #: ``engine(queries, batch_tokens)`` yields ``(indices into queries, arrays)`` per finished batch.
 Engine = Callable[[list[str], int], Iterator[tuple[list[int], list[np.ndarray]]]]
+
+
+@dataclass(frozen=True)
+class Task:
+    """An engine that another process can rebuild: ``function(lm, queries, batch_tokens,
+    **kwargs)``, a module-level generator function (pickled by reference) yielding what an
+    :data:`Engine` yields, and picklable ``kwargs``. A Ray worker binds it to the model it
+    loaded itself (:mod:`biasbook.scoring.distributed`); this process binds it to ``lm``."""
+
+    function: Callable[..., Iterator[tuple[list[int], list[np.ndarray]]]]
+    kwargs: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    def bind(self, lm: LanguageModel) -> Engine:
+        return partial(self.function, lm, **self.kwargs)
 
 
 class ScoreCache:
@@ -136,12 +155,17 @@ def _crc(method: str, query: str, dtype: str, value: bytes) -> int:
     return zlib.crc32(value, zlib.crc32(f"{method}\0{query}\0{dtype}".encode()))
 
 
-def cached_run(lm: LanguageModel, key: str, queries: dict[str, None], engine: Engine, *,
+def cached_run(lm: LanguageModel, key: str, queries: dict[str, None], engine: Engine | Task, *,
                batch_tokens: int | None, cache: bool | ScoreCache, progress: bool | None,
-               desc: str) -> dict[str, np.ndarray]:
+               desc: str, workers=None) -> dict[str, np.ndarray]:
     """Cached values of ``queries``; ``engine(todo, budget)`` yields the missing ones by batch.
 
     Every yielded batch is stored at once, so an interrupted run loses at most one batch.
+    ``workers`` (an ``engine`` that is a :class:`Task` only): score the missing queries on Ray
+    workers instead (:func:`biasbook.scoring.distributed.run`); this process stores each shard
+    they return as it arrives, so an interrupted run keeps every shard that came back. Without
+    it, the environment variable ``BIASBOOK_WORKERS`` may ask for workers
+    (:func:`~biasbook.scoring.distributed.from_environment`).
     """
     if batch_tokens is not None and (isinstance(batch_tokens, bool) or
                                      not isinstance(batch_tokens, numbers.Integral) or
@@ -152,8 +176,22 @@ def cached_run(lm: LanguageModel, key: str, queries: dict[str, None], engine: En
     try:
         values = store.get(key, queries) if store else {}
         todo = [q for q in queries if q not in values]
-        if todo:
-            values.update(_run(engine, todo, store, key, batch_tokens or
+        if todo and workers is None and isinstance(engine, Task):
+            from biasbook.scoring import distributed
+
+            workers = distributed.from_environment(lm, len(todo))
+        if todo and workers is not None:
+            if not isinstance(engine, Task):
+                raise ValueError(f"{desc}: this computation cannot run on workers (its engine "
+                                 "is not a scoring Task); leave workers=None")
+            from biasbook.scoring import distributed
+
+            values.update(distributed.run(lm, key, todo, engine, workers, store=store,
+                                          batch_tokens=batch_tokens, progress=progress,
+                                          desc=desc))
+        elif todo:
+            bound = engine.bind(lm) if isinstance(engine, Task) else engine
+            values.update(_run(bound, todo, store, key, batch_tokens or
                                default_batch_tokens(lm.device), progress, desc))
         return values
     finally:

@@ -70,14 +70,16 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from biasbook import validate
 from biasbook.models import LanguageModel
-from biasbook.scoring.cache import ScoreCache, cached_run
+from biasbook.scoring.cache import ScoreCache, Task, cached_run
 from biasbook.scoring.causal import clm_logprobs
 from biasbook.scoring.masked import (
     PLL_VARIANTS,
@@ -140,7 +142,8 @@ class SentenceScores:
 def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | None = None, *,
                     mode: str = "paper", batch_tokens: int | None = None,
                     cache: bool | ScoreCache = True, progress: bool | None = None,
-                    unknown: str = "error", pll: str = "original") -> SentenceScores:
+                    unknown: str = "error", pll: str = "original", workers=None
+                    ) -> SentenceScores:
     """Score ``sentences`` under ``lm`` with ``method`` (default: by model kind; see the table).
 
     Repeated sentences are scored once. ``batch_tokens`` (>= 1; None: by device) bounds the
@@ -153,6 +156,10 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
     ``unknown``: what to do with sentences holding the unknown token (module notes).
     ``pll`` (method ``pll`` only): ``"original"`` (Salazar et al.) or ``"within_word_l2r"``
     (Kauf & Ivanova; module notes).
+    ``workers``: None scores in this process (the default); ``N`` (a number) on N Ray workers on
+    this machine, an address string (``"auto"``, ``"ray://host:10001"``) on a Ray cluster, or a
+    :class:`~biasbook.scoring.distributed.Workers`; the same cache, so a run resumes on any
+    number of workers (:mod:`biasbook.scoring.distributed`; needs ``biasbook[ray]``).
     """
     sentences = validate.word_list("sentences", sentences)
     for i, text in enumerate(sentences):
@@ -163,26 +170,10 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
     with_unknown = check_unknown(lm, sentences, unknown, "sentence")
     key = method_key(lm, method, mode, pll)
 
-    def engine(todo: list[str], budget: int) -> Iterator[tuple[list[int], list[np.ndarray]]]:
-        seqs = [lm.encode(text) for text in todo]
-        _refuse_unscored(lm, method, _unscored(lm, method, todo, seqs))
-        limit = context_length(lm) - len(lm.prefix_ids)
-        for text, seq in zip(todo, seqs, strict=True):
-            if limit and len(seq) > limit:
-                raise ValueError(f"sentence {text[:60]!r}... has {len(seq)} tokens, more than "
-                                 f"{lm.name} can read ({limit}); shorten or split it")
-        if method == "clm":
-            return clm_logprobs(lm, seqs, budget)
-        if method in ("aul", "aula") and lm.kind == "masked":
-            return aul_logprobs(lm, seqs, budget, attention=method == "aula")
-        if method == "pll":
-            words = word_ids(lm, todo) if pll == "within_word_l2r" else None
-            return pll_logprobs(lm, seqs, budget, words)
-        encoder = seqs if method == "aul" else [lm.encode(lm.tokenizer.mask_token)] * len(seqs)
-        return seq2seq_logprobs(lm, encoder, seqs, budget)
-
-    values = cached_run(lm, key, dict.fromkeys(sentences), engine, batch_tokens=batch_tokens,
-                        cache=cache, progress=progress, desc=f"{lm.name} {method}")
+    task = Task(sentence_logprobs, dict(method=method, pll=pll))
+    values = cached_run(lm, key, dict.fromkeys(sentences), task, batch_tokens=batch_tokens,
+                        cache=cache, progress=progress, desc=f"{lm.name} {method}",
+                        workers=workers)
     arrays = [values[text] for text in sentences]
     # cached before such sentences were refused
     _refuse_unscored(lm, method, [t for t in dict.fromkeys(sentences) if values[t].size == 0])
@@ -190,6 +181,72 @@ def score_sentences(lm: LanguageModel, sentences: Sequence[str], method: str | N
         return SentenceScores(sentences, method, [a.reshape(2, -1)[0] for a in arrays],
                               [a.reshape(2, -1)[1] for a in arrays], unknown=with_unknown)
     return SentenceScores(sentences, method, arrays, unknown=with_unknown)
+
+
+#: Sentences per chunk of :func:`score_stream`, in this process and (per Ray run) on workers.
+STREAM_CHUNK = 16384
+STREAM_CHUNK_WORKERS = 262144
+
+
+def score_stream(lm: LanguageModel, sentences: Iterable[str], method: str | None = None, *,
+                 chunk: int | None = None, align: int = 1, total: int | None = None,
+                 progress: bool | None = None, **options) -> Iterator[SentenceScores]:
+    """:func:`score_sentences` of an iterable of any length in constant memory: it is read
+    ``chunk`` sentences at a time (default :data:`STREAM_CHUNK`, or
+    :data:`STREAM_CHUNK_WORKERS` with ``workers``: one Ray run per chunk), and each chunk's
+    scores are yielded, in order, before the next is read. Keep what you need of each (its means,
+    say) and drop the rest: nothing else is held. ``align``: chunks hold a multiple of this many
+    sentences (at least one multiple), so that groups such as one region's sentences (which share
+    a prefix) stay together. ``options`` as for :func:`score_sentences` (cache, workers, ...);
+    ``total`` (the number of sentences, if known) sizes the progress bar.
+
+    >>> from biasbook.models import from_model
+    >>> from biasbook.testing import tiny_model, tiny_tokenizer
+    >>> tok = tiny_tokenizer()
+    >>> gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+    >>> texts = (f"people in {r} are kind ." for r in ["paris", "tokyo", "london"])
+    >>> [len(s) for s in score_stream(gpt, texts, chunk=2, cache=False)]
+    [2, 1]
+    """
+    if chunk is None:
+        chunk = STREAM_CHUNK if options.get("workers") is None else STREAM_CHUNK_WORKERS
+    for name, value in (("chunk", chunk), ("align", align)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    chunk = max(1, chunk // align) * align
+    if isinstance(sentences, str):
+        raise TypeError(f"sentences must be an iterable of strings, not the bare string "
+                        f"{sentences!r}")
+    show = (total or 0) >= 256 if progress is None else progress
+    with tqdm(total=total, desc=f"{lm.name} sentences", unit="sentence", disable=not show,
+              leave=False) as bar:
+        iterator = iter(sentences)
+        while part := list(islice(iterator, chunk)):
+            scores = score_sentences(lm, part, method, progress=False, **options)
+            bar.update(len(scores))
+            yield scores
+
+
+def sentence_logprobs(lm: LanguageModel, todo: list[str], budget: int, *, method: str,
+                      pll: str = "original") -> Iterator[tuple[list[int], list[np.ndarray]]]:
+    """The engine of :func:`score_sentences`: ``(indices into todo, arrays)`` per finished batch
+    (a module-level function, so that a Ray worker can run it on its own copy of the model)."""
+    seqs = [lm.encode(text) for text in todo]
+    _refuse_unscored(lm, method, _unscored(lm, method, todo, seqs))
+    limit = context_length(lm) - len(lm.prefix_ids)
+    for text, seq in zip(todo, seqs, strict=True):
+        if limit and len(seq) > limit:
+            raise ValueError(f"sentence {text[:60]!r}... has {len(seq)} tokens, more than "
+                             f"{lm.name} can read ({limit}); shorten or split it")
+    if method == "clm":
+        return clm_logprobs(lm, seqs, budget)
+    if method in ("aul", "aula") and lm.kind == "masked":
+        return aul_logprobs(lm, seqs, budget, attention=method == "aula")
+    if method == "pll":
+        words = word_ids(lm, todo) if pll == "within_word_l2r" else None
+        return pll_logprobs(lm, seqs, budget, words)
+    encoder = seqs if method == "aul" else [lm.encode(lm.tokenizer.mask_token)] * len(seqs)
+    return seq2seq_logprobs(lm, encoder, seqs, budget)
 
 
 def _unscored(lm: LanguageModel, method: str, texts: Sequence[str],

@@ -49,7 +49,7 @@ import numpy as np
 
 from biasbook import validate
 from biasbook.models import LanguageModel
-from biasbook.scoring.cache import ScoreCache, cached_run
+from biasbook.scoring.cache import ScoreCache, Task, cached_run
 from biasbook.scoring.masked import masked_slot_logprobs
 from biasbook.scoring.sentences import ENGINE_VERSION, MODES, check_unknown, score_sentences
 from biasbook.scoring.seq2seq import seq2seq_logprobs
@@ -61,14 +61,15 @@ def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
                        candidates: Sequence[str], *, mode: str = "paper", log: bool = False,
                        batch_tokens: int | None = None, cache: bool | ScoreCache = True,
                        progress: bool | None = None, unknown: str = "error",
-                       skip_first_mask: bool = False) -> np.ndarray:
+                       skip_first_mask: bool = False, workers=None) -> np.ndarray:
     """Probability of each candidate in the ``{}`` slot of ``template`` (see the module notes).
 
     ``template`` may be a list of templates, computed together: the result is then
     ``[n_templates, n_candidates]`` instead of ``[n_candidates]``. ``log`` returns natural-log
     probabilities, which stay finite where products of sub-token probabilities underflow.
-    ``batch_tokens`` and ``cache`` as in :func:`~biasbook.scoring.score_sentences` (after
-    changing weights in place, call ``lm.refresh_fingerprint()``).
+    ``batch_tokens``, ``cache`` and ``workers`` (Ray workers) as in
+    :func:`~biasbook.scoring.score_sentences` (after changing weights in place, call
+    ``lm.refresh_fingerprint()``).
     ``unknown``: filled templates holding the tokenizer's unknown token are an error, or
     (``"report"``) a warning (see :mod:`biasbook.scoring.sentences`). ``skip_first_mask``:
     ``mode="as-coded"`` read from the input's second mask token on (module notes).
@@ -81,7 +82,7 @@ def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
                          "mode='as-coded'")
     check_unknown(lm, [_fill(t, c) for t in templates for c in candidates], unknown,
                   "filled template")
-    options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress)
+    options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress, workers=workers)
     if lm.kind == "masked":
         logp = _masked(lm, templates, candidates, mode, skip_first_mask, **options)
     else:
@@ -126,33 +127,39 @@ def _fill(template: str, candidate: str) -> str:
 
 def _masked(lm: LanguageModel, templates: list[str], candidates: list[str], mode: str,
             skip_first_mask: bool, **options) -> np.ndarray:
-    pairs = {json.dumps([t, c]): (t, c) for t in templates for c in candidates}
-
-    def engine(todo: list[str], budget: int):
-        queries = [_masked_query(lm, *pairs[q]) for q in todo]
-        if skip_first_mask:
-            queries = [_after_first_mask(lm, q, pairs[k][0]) for q, k in zip(queries, todo,
-                                                                             strict=True)]
-        inputs = list(dict.fromkeys((ids, slots) for ids, slots, _ in queries))
-        users: dict[int, list[int]] = defaultdict(list)
-        position = {inp: k for k, inp in enumerate(inputs)}
-        for j, (ids, slots, _) in enumerate(queries):
-            users[position[(ids, slots)]].append(j)
-        for batch, rows in masked_slot_logprobs(lm, inputs, budget):
-            done, values = [], []
-            for k, logprobs in zip(batch, rows, strict=True):
-                for j in users[k]:
-                    tokens = list(queries[j][2])
-                    picked = (logprobs[range(len(tokens)), tokens] if mode == "paper"
-                              else logprobs[:, tokens])
-                    done.append(j)
-                    values.append(np.array([picked.double().sum().item()]))
-            yield done, values
-
+    pairs = [json.dumps([t, c]) for t in templates for c in candidates]
     method = ["slot", mode, *(["skip-first-mask"] if skip_first_mask else []), ENGINE_VERSION]
-    values = cached_run(lm, json.dumps(method), dict.fromkeys(pairs), engine,
+    task = Task(masked_slot_values, dict(mode=mode, skip_first_mask=skip_first_mask))
+    values = cached_run(lm, json.dumps(method), dict.fromkeys(pairs), task,
                         desc=f"{lm.name} slots", **options)
     return np.array([values[q][0] for q in pairs]).reshape(len(templates), len(candidates))
+
+
+def masked_slot_values(lm: LanguageModel, todo: list[str], budget: int, *, mode: str,
+                       skip_first_mask: bool):
+    """The engine of masked slot probabilities: each query is ``json.dumps([template,
+    candidate])``, its value the candidate's log-probability (a module-level function, so that a
+    Ray worker can run it on its own copy of the model)."""
+    pairs = {q: tuple(json.loads(q)) for q in todo}
+    queries = [_masked_query(lm, *pairs[q]) for q in todo]
+    if skip_first_mask:
+        queries = [_after_first_mask(lm, q, pairs[k][0]) for q, k in zip(queries, todo,
+                                                                         strict=True)]
+    inputs = list(dict.fromkeys((ids, slots) for ids, slots, _ in queries))
+    users: dict[int, list[int]] = defaultdict(list)
+    position = {inp: k for k, inp in enumerate(inputs)}
+    for j, (ids, slots, _) in enumerate(queries):
+        users[position[(ids, slots)]].append(j)
+    for batch, rows in masked_slot_logprobs(lm, inputs, budget):
+        done, values = [], []
+        for k, logprobs in zip(batch, rows, strict=True):
+            for j in users[k]:
+                tokens = list(queries[j][2])
+                picked = (logprobs[range(len(tokens)), tokens] if mode == "paper"
+                          else logprobs[:, tokens])
+                done.append(j)
+                values.append(np.array([picked.double().sum().item()]))
+        yield done, values
 
 
 def _after_first_mask(lm: LanguageModel, query: tuple, template: str) -> tuple:
@@ -192,13 +199,16 @@ def _masked_query(lm: LanguageModel, template: str, candidate: str
 
 def _seq2seq(lm: LanguageModel, templates: list[str], candidates: list[str], **options
              ) -> np.ndarray:
-    pairs = {json.dumps([t, c]): (t, c) for t in templates for c in candidates}
-
-    def engine(todo: list[str], budget: int):
-        encoders = [lm.encode(_fill(pairs[q][0], lm.tokenizer.mask_token)) for q in todo]
-        decoders = [lm.encode(_fill(*pairs[q])) for q in todo]
-        return seq2seq_logprobs(lm, encoders, decoders, budget)
-
+    pairs = [json.dumps([t, c]) for t in templates for c in candidates]
     values = cached_run(lm, json.dumps(["slot-seq2seq", ENGINE_VERSION]), dict.fromkeys(pairs),
-                        engine, desc=f"{lm.name} slots", **options)
+                        Task(seq2seq_slot_values), desc=f"{lm.name} slots", **options)
     return np.array([values[q].sum(dtype=np.float64) for q in pairs])
+
+
+def seq2seq_slot_values(lm: LanguageModel, todo: list[str], budget: int):
+    """The engine of encoder-decoder slot probabilities: the decoder's token log-probabilities
+    of the filled template given the template with a mask in the slot."""
+    pairs = [json.loads(q) for q in todo]
+    encoders = [lm.encode(_fill(template, lm.tokenizer.mask_token)) for template, _ in pairs]
+    decoders = [lm.encode(_fill(template, candidate)) for template, candidate in pairs]
+    return seq2seq_logprobs(lm, encoders, decoders, budget)

@@ -37,7 +37,7 @@ from biasbook.chapters.herb import data as herb_data
 from biasbook.chapters.herb.regions import geonames, region_table, region_tree
 from biasbook.metrics import herb as metric
 from biasbook.models import LanguageModel
-from biasbook.scoring import score_sentences
+from biasbook.scoring import score_sentences, score_stream
 from biasbook.scoring.masked import pad_id
 
 TEMPLATE = "People in {region} are {description}."
@@ -198,10 +198,15 @@ def fill_template(regions: Sequence[str], words: Sequence[str], template: str = 
 
 def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence[str], *,
                       template: str = TEMPLATE, progress: bool | None = None,
-                      **score_kwargs) -> NDArray[np.float64]:
+                      chunk: int | None = None, **score_kwargs) -> NDArray[np.float64]:
     """f(S_ij) of Eq. 1 as a ``[region, descriptor]`` array: the mean token log-probability of
     each filled template under ``lm`` (its default method: ``clm`` causal, ``aul`` masked,
     ``infill`` encoder-decoder). Cached by the scoring engine, so a rerun is a lookup.
+
+    The sentences are made and scored as a stream, whole regions at a time (about ``chunk``
+    sentences; default :data:`~biasbook.scoring.sentences.STREAM_CHUNK`), and only their means
+    are kept: the paper setting's 2.8 million sentences per model are never in memory at once.
+    ``score_kwargs`` go to :func:`~biasbook.scoring.score_sentences` (``cache``, ``workers``, ...).
 
     >>> from biasbook.models import from_model
     >>> from biasbook.testing import tiny_model, tiny_tokenizer
@@ -210,9 +215,17 @@ def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence
     >>> descriptor_scores(lm, ["paris", "tokyo", "london"], ["kind", "smart"], cache=False).shape
     (3, 2)
     """
-    scores = score_sentences(lm, fill_template(regions, words, template), progress=progress,
-                             **score_kwargs)
-    values = scores.mean.reshape(len(regions), len(words))
+    regions, words = list(regions), list(words)
+    if not regions or not words:
+        raise ValueError(f"descriptor_scores needs at least one region and one word; got "
+                         f"{len(regions)} and {len(words)}")
+    values = np.empty((len(regions), len(words)))
+    sentences = (template.format(region=r, description=w) for r in regions for w in words)
+    done = 0
+    for scores in score_stream(lm, sentences, chunk=chunk, align=len(words), total=values.size,
+                               progress=progress, **score_kwargs):
+        values.flat[done: done + len(scores)] = scores.mean
+        done += len(scores)
     if not np.isfinite(values).all():
         raise ValueError(f"{lm.name}: some sentences have no scored token")
     return values
