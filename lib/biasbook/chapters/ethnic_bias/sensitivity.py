@@ -192,8 +192,11 @@ def rewording_table(scored: Iterable[tuple[str, CBResult]],
         return pd.DataFrame(columns=["template_set", "model", "group", "templates", "value",
                                      *UNCERTAINTY, "change", "p_value", "headline", "relative",
                                      "p_holm", "moved"])
-    original = frame[frame["template_set"] == ORIGINAL].set_index("model")["value"]
-    frame["relative"] = frame["change"] / frame["model"].map(original)
+    # per (group, model): a model may be scored in English both as a monolingual and as a
+    # multilingual model (the paper profile's stand-ins can be one folder)
+    original = frame["value"].where(frame["template_set"] == ORIGINAL)
+    frame["relative"] = frame["change"] / original.groupby(
+        [frame["group"], frame["model"]]).transform("first")
     tested = frame["p_value"].notna()
     frame["p_holm"] = np.nan
     if tested.any():
