@@ -271,3 +271,16 @@ def test_a_chapter_notebook_runs_in_plain_jupyter_from_the_installed_wheel(wheel
                         .read_text())
     assert record["metrics"], "the notebook recorded its headline numbers"
     assert not (wheel_venv["site"].parent / "runs").exists()
+
+
+@pytest.mark.slow
+def test_the_cli_and_atlas_of_the_installed_wheel_keep_runs_in_the_current_directory(
+        wheel_venv, tmp_path):
+    """``biasbook run``, ``atlas`` and the trust page read and write ``./runs`` outside a
+    checkout, not a folder inside the Python environment."""
+    code = ("from biasbook import atlas, cli; from biasbook.chapters.trust import records;"
+            "print(cli.RUNS_DIR, atlas.RUNS_DIR, records.RUNS_DIR, sep='\\n')")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([wheel_venv["python"], "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(tmp_path / "runs")] * 3, done.stdout

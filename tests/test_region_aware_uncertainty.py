@@ -12,7 +12,7 @@ import pytest
 from gensim.models import KeyedVectors
 
 from biasbook import stats
-from biasbook.chapters.region_aware import personas, region_weat, topics, weat_regions
+from biasbook.chapters.region_aware import pairing, personas, region_weat, topics, weat_regions
 from biasbook.chapters.region_aware import uncertainty as U
 from biasbook.chapters.region_aware import uncertainty_pairs as UP
 from biasbook.chapters.region_aware import uncertainty_personas as UPe
@@ -244,12 +244,26 @@ def test_pairs_whose_words_are_interchangeable_have_an_interval_of_no_width(monk
     # by hand: cos(F, she) = cos(F, he) = 0.7071; goal has cosines 0.6 (she) and 0.8 (he), war
     # 0.8 and 0.6, so each pair's smaller difference is 0.0929: none passes 0.01, both pass 0.2
     for threshold, passing in ((0.01, 0), (0.2, 2)):
-        counts = topics.pair_counts(fits, threshold=threshold)
+        counts = pairing.pair_counts(fits, threshold=threshold)
         assert counts.loc[0, "passing"] == passing
         out = UT.pair_count_intervals(fits, counts, threshold=threshold, n_pairs=5,
                                      n_resamples=99)
         assert (out.loc[0, "ci_low"], out.loc[0, "ci_high"]) == (passing, passing)
         assert out.loc[0, "ci_units"] == 6 and out.loc[0, "ci_unit"] == "topic words"
+
+
+def test_a_region_without_pairs_is_reported_not_dropped(monkeypatch):
+    table = {"she": [1.0, 0.0], "he": [0.0, 1.0], "care": [0.6, 0.8], "goal": [0.8, 0.6]}
+    monkeypatch.setattr(topics, "encoder", lambda max_length=128: FakeEncoder(table))
+    paired = pd.DataFrame({"topic": [0, 1], "gender": ["F", "M"], "rank": [1, 1],
+                           "words": [["care"], ["goal"]], "coherence": [-1.0, -1.0],
+                           "name": ["c", "g"]})
+    fits = {"Asia": topics.RegionTopics("Asia", paired, pd.DataFrame(), 10, "k"),
+            "Oceania": topics.RegionTopics("Oceania", paired.iloc[:1], pd.DataFrame(), 10, "k")}
+    assert pairing.pair_counts(fits)["region"].tolist() == ["Asia"]
+    assert pairing.topic_pairs(fits)["region"].unique().tolist() == ["Asia"]
+    assert pairing.unpaired_regions(fits).to_dict("records") == [
+        {"region": "Oceania", "F topics": 1, "M topics": 0, "why": "no M topic"}]
 
 
 # --- over pairs, personas -------------------------------------------------------------------------

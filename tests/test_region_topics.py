@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasbook.chapters.region_aware import gendered, topics
+from biasbook.chapters.region_aware import gendered, pairing, topics
 
 # --------------------------------------------------------------------------- F/M-aligned data
 
@@ -178,7 +178,7 @@ def test_pair_distances_by_hand():
     she, he = _unit(0), _unit(90)
     female = np.stack([_unit(30), 2 * _unit(60)])  # the length does not matter
     male = np.stack([_unit(60), _unit(10)])
-    d_same, d_cross = topics.pair_distances(female, male, she=she, he=he)
+    d_same, d_cross = pairing.pair_distances(female, male, she=she, he=he)
     cos = lambda a, b: math.cos(math.radians(a - b))  # noqa: E731
     for (i, f), (j, m) in itertools.product(enumerate([30, 60]), enumerate([60, 10])):
         assert d_same[i, j] == pytest.approx(abs(cos(f, 0) - cos(m, 90)))
@@ -186,7 +186,7 @@ def test_pair_distances_by_hand():
     # F at 30 deg and M at 60 deg are mirror images about the she-he bisector: a perfect pair
     assert d_same[0, 0] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ValueError, match="zero vector"):
-        topics.pair_distances(np.zeros((1, 2)), male, she=she, he=he)
+        pairing.pair_distances(np.zeros((1, 2)), male, she=she, he=he)
 
 
 def _tables():
@@ -202,8 +202,8 @@ def test_select_pairs_applies_the_threshold_and_ranks_by_coherence():
     female, male = _tables()
     # F0 at 30 deg, F1 at 45 deg; M5 at 60 deg (mirror of F0), M6 at 47 deg
     f_vec, m_vec = np.stack([_unit(30), _unit(45)]), np.stack([_unit(60), _unit(47)])
-    d_same, d_cross = topics.pair_distances(f_vec, m_vec, she=she, he=he)
-    pairs = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, region="R",
+    d_same, d_cross = pairing.pair_distances(f_vec, m_vec, she=she, he=he)
+    pairs = pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, region="R",
                                 n_pairs=5, threshold=0.01)
     passing = {(f, m) for f, m in itertools.product(range(2), range(2))
                if min(d_same[f, m], d_cross[f, m]) < 0.01}
@@ -212,7 +212,7 @@ def test_select_pairs_applies_the_threshold_and_ranks_by_coherence():
     assert (0, 0) in passing and (0, 1) not in passing  # cos 30 - cos 43 = 0.135
     # ranked by the mean coherence of the two topics
     assert list(pairs["coherence"]) == sorted(pairs["coherence"], reverse=True)
-    assert list(pairs.columns) == topics.PAIR_COLUMNS and (pairs["region"] == "R").all()
+    assert list(pairs.columns) == pairing.PAIR_COLUMNS and (pairs["region"] == "R").all()
 
 
 def _vec(cos_she, cos_he):
@@ -227,24 +227,24 @@ def test_select_pairs_or_and_conditions_and_nearest_fill():
     m_vec = np.stack([_vec(0.5, 0.6), _vec(0.5, 0.205)])
     # |cos(F, she) - cos(M, he)| and |cos(F, he) - cos(M, she)|:
     # F0-M5: 0, 0.2   F0-M6: 0.395, 0.2   F1-M5: 0.4, 0   F1-M6: 0.005, 0
-    either = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, n_pairs=5)
+    either = pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, n_pairs=5)
     assert list(zip(either["female_topic"], either["male_topic"], strict=True)) == [
         ("F1", "M6"), ("F0", "M5"), ("F1", "M5")]          # mean coherence -1.25, -2, -2.5
     assert either["distance"].tolist() == pytest.approx([0.0, 0.0, 0.0], abs=1e-12)
-    both = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, n_pairs=5,
+    both = pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, n_pairs=5,
                                condition="and")
     assert list(zip(both["female_topic"], both["male_topic"], strict=True)) == [("F1", "M6")]
     assert both["distance"].tolist() == pytest.approx([0.005])
-    assert topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, n_pairs=1
+    assert pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, n_pairs=1
                                )["female_topic"].tolist() == ["F1"]
-    assert topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
+    assert pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
                                threshold=0.004).empty
-    nearest = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
+    nearest = pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
                                   threshold=0.004, n_pairs=2, nearest=True)
     assert nearest["distance"].tolist() == pytest.approx([0.005, 0.2])
     assert not nearest["passes"].any() and nearest["rank"].tolist() == [1, 2]
     with pytest.raises(ValueError, match="condition"):
-        topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="xor")
+        pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="xor")
 
 
 def test_filled_pairs_are_marked_after_the_passing_ones():
@@ -254,16 +254,16 @@ def test_filled_pairs_are_marked_after_the_passing_ones():
     m_vec = np.stack([_vec(0.5, 0.6), _vec(0.5, 0.205)])
     # under "and" the distance is the larger difference: F1-M6 0.005 passes 0.01; the failing
     # pairs by distance: F0-M5 0.2, F0-M6 0.395, F1-M5 0.4
-    table = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
+    table = pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
                                 n_pairs=3, nearest=True)
     assert table[["female_topic", "male_topic", "pairs"]].values.tolist() == [
         ["F1", "M6", "passing"], ["F0", "M5", "filled"], ["F0", "M6", "filled"]]
     assert table["passes"].tolist() == [True, False, False]
     assert table["distance"].tolist() == pytest.approx([0.005, 0.2, 0.395])
-    unfilled = topics.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
+    unfilled = pairing.select_pairs(female, male, f_vec, m_vec, she=she, he=he, condition="and",
                                    n_pairs=3)
     assert unfilled["pairs"].tolist() == ["passing"]  # without nearest nothing is filled
-    assert set(topics.PAIR_MARKS) == {"passing", "filled"}
+    assert set(pairing.PAIR_MARKS) == {"passing", "filled"}
 
 
 def test_candidates_are_passing_filled_or_failing_by_hand():
@@ -272,15 +272,15 @@ def test_candidates_are_passing_filled_or_failing_by_hand():
     f_vec = np.stack([_vec(0.6, 0.3), _vec(0.2, 0.5)])
     m_vec = np.stack([_vec(0.5, 0.6), _vec(0.5, 0.205)])
     options = {"she": she, "he": he, "region": "R", "condition": "and", "nearest": True}
-    every = topics.select_pairs(female, male, f_vec, m_vec, n_pairs=4, **options)
-    top = topics.select_pairs(female, male, f_vec, m_vec, n_pairs=2, **options)
-    marked = topics.mark_filled(every, top)
+    every = pairing.select_pairs(female, male, f_vec, m_vec, n_pairs=4, **options)
+    top = pairing.select_pairs(female, male, f_vec, m_vec, n_pairs=2, **options)
+    marked = pairing.mark_filled(every, top)
     # F1-M6 passes (0.005); two places: the nearest failing pair F0-M5 (0.2) fills the second
     assert marked[["female_topic", "male_topic", "pairs"]].values.tolist() == [
         ["F1", "M6", "passing"], ["F0", "M5", "filled"], ["F0", "M6", "failing"],
         ["F1", "M5", "failing"]]
     # the same pairs in another region are not filled there
-    other = topics.mark_filled(every.assign(region="S"), top)
+    other = pairing.mark_filled(every.assign(region="S"), top)
     assert other["pairs"].tolist() == ["passing", "failing", "failing", "failing"]
 
 
@@ -310,8 +310,8 @@ def test_same_seed_same_tables(one_torch_thread):
         pd.testing.assert_frame_equal(first.documents, second.documents)
         assert (first.table["gender"] != "").any()
     assert (runs[0]["Africa"].table["llm_label"] != "").any()
-    pd.testing.assert_frame_equal(topics.topic_pairs(runs[0], nearest=True),
-                                  topics.topic_pairs(runs[1], nearest=True))
+    pd.testing.assert_frame_equal(pairing.topic_pairs(runs[0], nearest=True),
+                                  pairing.topic_pairs(runs[1], nearest=True))
 
 
 @pytest.mark.bad_input("A region with only a handful of documents for BERTopic",

@@ -74,9 +74,9 @@ from pathlib import Path
 import pandas as pd
 
 from biasbook import profiles, results
-from biasbook.paths import PROJECT_ROOT
+from biasbook.paths import runs_dir
 
-RUNS_DIR = PROJECT_ROOT / "runs"
+RUNS_DIR = runs_dir()
 FIXED = ("run", "chapter", "notebook", "profile", "status", "params", "key", "value", "paper",
          "model", "started")
 

@@ -32,10 +32,10 @@ import pandas as pd
 import yaml
 
 from biasbook import plan, profiles, resources, results
-from biasbook.paths import PROJECT_ROOT
+from biasbook.paths import runs_dir
 
 NOTEBOOKS_DIR = profiles.NOTEBOOKS_DIR
-RUNS_DIR = PROJECT_ROOT / "runs"
+RUNS_DIR = runs_dir()
 
 
 class CLIError(ValueError):

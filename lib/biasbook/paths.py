@@ -24,6 +24,13 @@ def in_checkout() -> bool:
     return (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "lib").is_dir()
 
 
+def runs_dir() -> Path:
+    """Where run folders go: ``runs/`` in the checkout, else in the current directory (an
+    installed wheel's ``PROJECT_ROOT`` is a folder of the Python environment, no place for
+    results)."""
+    return (PROJECT_ROOT if in_checkout() else Path.cwd()) / "runs"
+
+
 def mirror_dir() -> Path:
     """The offline data mirror (read-only)."""
     return Path(os.environ.get("BIASBOOK_DATA", PROJECT_ROOT.parent / "shared" / "data"))

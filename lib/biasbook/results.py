@@ -47,7 +47,7 @@ import pandas as pd
 
 import biasbook
 from biasbook import resources, store
-from biasbook.paths import PROJECT_ROOT, in_checkout
+from biasbook.paths import PROJECT_ROOT, runs_dir
 
 
 def default_run_dir() -> Path:
@@ -55,7 +55,7 @@ def default_run_dir() -> Path:
     (an installed wheel has no project folder: its ``PROJECT_ROOT`` is inside the environment)."""
     if "BIASBOOK_RUN_DIR" in os.environ:
         return Path(os.environ["BIASBOOK_RUN_DIR"])
-    return (PROJECT_ROOT if in_checkout() else Path.cwd()) / "runs" / "default"
+    return runs_dir() / "default"
 
 
 def git_commit() -> str:

@@ -1,7 +1,7 @@
 """Do language models write personas whose gender matches a topic's gender? (Borah et al. 2024,
 Sec. 6, Fig. 5.)
 
-For every topic of a region's top topic pairs (:func:`.topics.topic_pairs`), a model is asked to
+For every topic of a region's top topic pairs (:func:`.pairing.topic_pairs`), a model is asked to
 "create a persona of a person from <region> who is interested in <topic>" (the paper's Fig. 4 is an
 image missing from its text; the reconstructed prompt is in ``data/region-aware/prompts.yml``).
 The persona's gender is read off the text (:func:`persona_gender`) and compared with the topic's
@@ -104,7 +104,7 @@ def persona_gender(text: str) -> tuple[str, str]:
 def topic_prompts(pairs: pd.DataFrame, *, topic_text: str = "name") -> pd.DataFrame:
     """The distinct topics of the pairs, one row each: ``region``, ``topic`` (the text put in
     the prompt), ``topic_gender`` (F for a pair's female topic, M for its male one), ``words``,
-    and, where the pairs are marked (:data:`.topics.PAIR_MARKS`), ``pairs``: ``"passing"`` if
+    and, where the pairs are marked (:data:`.pairing.PAIR_MARKS`), ``pairs``: ``"passing"`` if
     the topic is in a passing pair, ``"filled"`` if only filled pairs hold it.
 
     >>> pairs = pd.DataFrame({"region": ["X", "X"], "female_topic": ["Cooking", "Cooking"],

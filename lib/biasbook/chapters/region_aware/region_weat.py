@@ -22,8 +22,8 @@ Choices, each an option:
   n-grams and lists the words so synthesised; ``"drop"`` treats them as OOV (WEAT drops them, and
   a set keeping under half its words makes the test not computable).
 
-Pairs may carry a ``pairs`` mark (:data:`.topics.PAIR_MARKS`: ``"passing"``, or ``"filled"``
-for a failing pair that :func:`.topics.topic_pairs` filled in); every result row, Table 4 row and
+Pairs may carry a ``pairs`` mark (:data:`.pairing.PAIR_MARKS`: ``"passing"``, or ``"filled"``
+for a failing pair that :func:`.pairing.topic_pairs` filled in); every result row, Table 4 row and
 heat-map row keeps it, and :func:`pair_sets` sets the passing pairs beside the filled ones.
 
 Words are lower-cased (the corpora are). :func:`keybert_words` gives a topic's KeyBERT words from

@@ -120,15 +120,15 @@ def pair_count_intervals(fits: Mapping[str, object], counts: pd.DataFrame, *,
                          candidates: int = 10, threshold: float = 0.01, condition: str = "or",
                          level: float = LEVEL, n_resamples: int = 1999, seed: int = 0,
                          **_) -> pd.DataFrame:
-    """Notebook 04: ``counts`` (:func:`.topics.pair_counts`) with each region's number of passing
+    """Notebook 04: ``counts`` (:func:`.pairing.pair_counts`) with each region's number of passing
     pairs and its percentile interval over each candidate topic's top words (resampled apart per
-    topic; a topic's embedding is their mean, as in :func:`.topics.topic_vectors`). The
+    topic; a topic's embedding is their mean, as in :func:`.pairing.topic_vectors`). The
     candidates stay fixed. Extra keywords (``n_pairs``) are ignored, so the profile's
     ``pair_settings`` can be passed whole. (The smallest distance gets no interval: the bootstrap
     of a minimum is unreliable.)"""
-    from biasbook.chapters.region_aware import topics
+    from biasbook.chapters.region_aware import pairing, topics
 
-    validate.choice("condition", condition, topics.CONDITIONS)
+    validate.choice("condition", condition, pairing.CONDITIONS)
     she, he = topics.encoder().embed(["she", "he"], progress=False)
     rows = []
     for r in counts.itertuples():
@@ -142,7 +142,7 @@ def pair_count_intervals(fits: Mapping[str, object], counts: pd.DataFrame, *,
         def passing(*idx, words=words, n_f=n_f):
             vecs = np.stack([w[np.asarray(i, dtype=np.intp)].mean(axis=0)
                              for w, i in zip(words, idx, strict=True)])
-            d_same, d_cross = topics.pair_distances(vecs[:n_f], vecs[n_f:], she=she, he=he)
+            d_same, d_cross = pairing.pair_distances(vecs[:n_f], vecs[n_f:], she=she, he=he)
             distance = np.minimum(d_same, d_cross) if condition == "or" \
                 else np.maximum(d_same, d_cross)
             return float((distance < threshold).sum())

@@ -39,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from biasbook import results
-from biasbook.paths import PROJECT_ROOT
+from biasbook.paths import runs_dir
 
-RUNS_DIR = PROJECT_ROOT / "runs"
+RUNS_DIR = runs_dir()
 ALPHA = 0.05
 TEST_SUFFIX, VERDICT_SUFFIX, DIFFERENCE_SUFFIX = "_p_holm", "_holds", "_difference"
 #: Columns of :func:`biasbook.results.load` that are not labels of a number.
