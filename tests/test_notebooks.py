@@ -62,3 +62,23 @@ def test_every_chapter_folder_has_a_profile():
     for chapter in profiles.chapters():
         for name in profiles.chapter_spec(chapter)["notebooks"]:
             assert (Path(cli.NOTEBOOKS_DIR) / chapter / name).exists()
+
+
+def test_threads_are_a_profile_setting_applied_by_resolve():
+    """No notebook sets torch's threads itself; ``resolve`` applies ``torch_threads`` (here the
+    region-aware profile's 1, then a user's override)."""
+    import torch
+
+    setters = [p.name for p in CHAPTER_NOTEBOOKS if "set_num_threads" in p.read_text()]
+    assert not setters, f"{setters} set torch threads: give the profile a torch_threads key"
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        profiles.resolve("region-aware", "smoke", "04-topic-pairs", torch_threads=None)
+        assert torch.get_num_threads() == 1
+        profiles.resolve("region-aware", "smoke", "04-topic-pairs", torch_threads=2)
+        assert torch.get_num_threads() == 2
+        with pytest.raises(profiles.ProfileError, match="positive integer"):
+            profiles.resolve("region-aware", "smoke", "04-topic-pairs", torch_threads=-1)
+    finally:
+        torch.set_num_threads(before)

@@ -118,6 +118,10 @@ def resolve(chapter: str, profile: str, notebook: str, **overrides) -> dict:
     display hold no other notebook's keys. A name that the profile does not give this notebook is
     an error (a typo would be silently ignored otherwise).
 
+    ``torch_threads``, where the notebook reads it, is also applied here (``torch`` intra-op
+    threads for the rest of the kernel; ``None`` leaves torch's default), so that the thread
+    count is a profile setting a user can override like any other, not a line in a notebook.
+
     >>> sorted(resolve("herb", "smoke", "05-toxic-training", epochs=None))
     ['epochs', 'profile']
     """
@@ -128,7 +132,24 @@ def resolve(chapter: str, profile: str, notebook: str, **overrides) -> dict:
                            f"{unknown} in profile {profile!r}; known: {sorted(params)}")
     resolved = {k: params[k] if v is None else v for k, v in overrides.items()}
     resolved["profile"] = profile
+    if resolved.get("torch_threads") is not None:
+        set_torch_threads(resolved["torch_threads"])
     return resolved
+
+
+def set_torch_threads(n: int) -> None:
+    """Run torch on ``n`` intra-op threads (a positive integer).
+
+    >>> set_torch_threads(0)
+    Traceback (most recent call last):
+    ...
+    biasbook.profiles.ProfileError: torch_threads must be a positive integer, got 0
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ProfileError(f"torch_threads must be a positive integer, got {n!r}")
+    import torch  # here, not at import: reading a profile needs no torch
+
+    torch.set_num_threads(n)
 
 
 def declared_params(path: str | Path) -> list[str]:
