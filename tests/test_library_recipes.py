@@ -274,6 +274,9 @@ def test_a_chapter_notebook_runs_in_plain_jupyter_from_the_installed_wheel(wheel
 
 
 @pytest.mark.slow
+@pytest.mark.bad_input(
+    '`biasbook run`, `atlas` or the trust page from an installed wheel (no checkout)',
+    'run folders are written to and read from `./runs`, never inside the Python environment')
 def test_the_cli_and_atlas_of_the_installed_wheel_keep_runs_in_the_current_directory(
         wheel_venv, tmp_path):
     """``biasbook run``, ``atlas`` and the trust page read and write ``./runs`` outside a
