@@ -189,13 +189,18 @@ def test_ripa_and_table5():
         == pytest.approx(-0.75)
 
 
-# --- uncertainty: intervals over words and seeds, paired method tests (issue 24) -----------------
+# --- intervals over words and seeds, paired method tests (issue 24) ---------------------------
 
 from itertools import product  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
 from biasbook import stats  # noqa: E402
-from biasbook.chapters.indirect_stereotypes import uncertainty  # noqa: E402
+from biasbook.chapters.indirect_stereotypes import (  # noqa: E402
+    differences,
+    interval_tables,
+    intervals,
+    word_scores,
+)
 
 T_975_DF2 = 4.302652729911275  # Student's t, 97.5% quantile, 2 degrees of freedom (tables)
 
@@ -205,32 +210,32 @@ def test_effect_size_by_hand_on_tiny_vectors():
     kv = from_arrays(["x1", "x2", "y1", "y2", "a", "b"],
                      np.array([[1.0, 0], [0.6, 0.8], [0.8, 0.6], [0, 1], [1, 0], [0, 1]]))
     test = SimpleNamespace(x=["x1", "x2", "zzz"], y=["y1", "y2"], a=["a"], b=["b"])
-    words = uncertainty.target_sets(kv, test)
+    words = word_scores.target_sets(kv, test)
     assert words["x"] == ["x1", "x2"] and words["y"] == ["y1", "y2"]  # zzz missing, 2 of 3 kept
-    s = uncertainty.associations(kv, words)
+    s = word_scores.associations(kv, words)
     assert s == pytest.approx([1.0, -0.2, 0.2, -1.0])  # cos(w, a) - cos(w, b)
     # (mean(1, -0.2) - mean(0.2, -1)) / sd(1, -0.2, 0.2, -1; ddof 1) = 0.8 / 0.8406
     sd = np.sqrt((1.0**2 + 0.2**2 + 0.2**2 + 1.0**2) / 3)
-    assert uncertainty.effect_sizes(s, 2)[()] == pytest.approx(0.8 / sd)
-    assert uncertainty.target_sets(kv, SimpleNamespace(x=["x1", "q", "r"], y=["y1"], a=["a"],
+    assert word_scores.effect_sizes(s, 2)[()] == pytest.approx(0.8 / sd)
+    assert word_scores.target_sets(kv, SimpleNamespace(x=["x1", "q", "r"], y=["y1"], a=["a"],
                                                        b=["b"])) is None  # 1 of 3: too few
 
 
 def test_word_interval_matches_the_brute_force_bootstrap_distribution():
     # 3 X and 3 Y words, two seeds: resampling X and Y apart gives 27 x 27 equally likely sets
     scores = np.array([[0.9, 0.1, 0.5, -0.3, 0.2, -0.8], [0.7, 0.3, 0.4, -0.1, 0.0, -0.6]])
-    statistic = uncertainty._seed_mean_effect(scores, 3, 1)
-    exact = np.array([np.mean([uncertainty.effect_sizes(s[list(ix) + [3 + j for j in iy]], 3)
+    statistic = intervals.seed_mean_effect(scores, 3, 1)
+    exact = np.array([np.mean([word_scores.effect_sizes(s[list(ix) + [3 + j for j in iy]], 3)
                                for s in scores])
                       for ix in product(range(3), repeat=3) for iy in product(range(3), repeat=3)])
-    ci = uncertainty.word_interval(statistic, 3, 3, method="percentile", n_resamples=50_000)
-    assert ci.value == pytest.approx(np.mean(uncertainty.effect_sizes(scores, 3)))
+    ci = intervals.word_interval(statistic, 3, 3, method="percentile", n_resamples=50_000)
+    assert ci.value == pytest.approx(np.mean(word_scores.effect_sizes(scores, 3)))
     for bound, q in ((ci.low, 0.025), (ci.high, 0.975)):
         below, at_most = np.mean(exact < bound - 1e-12), np.mean(exact <= bound + 1e-12)
         assert below - 0.01 <= q <= at_most + 0.01, (bound, q, below, at_most)
     # a bootstrap that tied the i-th X word to the i-th Y word would see 27 sets, not 729:
     # and a different distribution (here a much lower 2.5% point): the check above would fail
-    tied = np.array([np.mean([uncertainty.effect_sizes(s[list(ix) + [3 + j for j in ix]], 3)
+    tied = np.array([np.mean([word_scores.effect_sizes(s[list(ix) + [3 + j for j in ix]], 3)
                               for s in scores]) for ix in product(range(3), repeat=3)])
     assert abs(np.quantile(tied, 0.025) - np.quantile(exact, 0.025)) > 0.2
     assert ci.n_units == 6 and ci.unit == "target words"
@@ -241,28 +246,28 @@ def test_with_seeds_adds_the_closed_form_t_half_width_in_quadrature():
     mean, sd = 1.2, 0.3  # sample sd of 1.2, 1.5, 0.9
     half = T_975_DF2 * sd / np.sqrt(3)
     point = stats.Interval(mean, mean, mean, 0.95, "BCa", 16, "target words")
-    only_seeds = uncertainty.with_seeds(point, per_seed)
+    only_seeds = intervals.with_seeds(point, per_seed)
     assert (only_seeds.low, only_seeds.high) == pytest.approx((mean - half, mean + half))
     words = stats.Interval(mean, mean - 0.3, mean + 0.4, 0.95, "BCa", 16, "target words")
-    both = uncertainty.with_seeds(words, per_seed)
+    both = intervals.with_seeds(words, per_seed)
     assert both.low == pytest.approx(mean - np.sqrt(0.3**2 + half**2))
     assert both.high == pytest.approx(mean + np.sqrt(0.4**2 + half**2))
     assert both.unit == "target words and 3 seeds" and both.method == "BCa (words) + t (seeds)"
-    assert uncertainty.with_seeds(words, [1.2]) is words  # one seed: the words alone
+    assert intervals.with_seeds(words, [1.2]) is words  # one seed: the words alone
     with pytest.raises(ValueError, match="same number"):
-        uncertainty.with_seeds(words, [0.0, 1.0, 2.0])
+        intervals.with_seeds(words, [0.0, 1.0, 2.0])
 
 
 def test_weat_difference_p_is_the_brute_force_swap_test():
     # 2 + 2 words, two seeds: 2**4 = 16 ways to swap words between the methods, all enumerated
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=(2, 4)) + [1, 1, -1, -1], rng.normal(size=(2, 4))
-    ts = uncertainty.WordScores("t", {"x": ["x1", "x2"], "y": ["y1", "y2"]}, [0, 1],
+    ts = word_scores.WordScores("t", {"x": ["x1", "x2"], "y": ["y1", "y2"]}, [0, 1],
                                 {"original": b, "birm": a})
-    row = uncertainty.weat_differences({"t": ts}, n_resamples=999).iloc[0]
+    row = differences.weat_differences({"t": ts}, n_resamples=999).iloc[0]
 
     def d(s):
-        return np.mean(uncertainty.effect_sizes(s, 2))
+        return np.mean(word_scores.effect_sizes(s, 2))
 
     observed = d(a) - d(b)
     null = []
@@ -286,9 +291,9 @@ def toy_scores():
 
 def test_weat_scores_agree_with_weat_and_refuse_a_different_word_rule():
     shared, runs = toy_scores()
-    scores = uncertainty.weat_scores(shared, tables.paper_tests(), runs)
+    scores = word_scores.weat_scores(shared, tables.paper_tests(), runs)
     assert set(scores) == set(runs.loc[runs["computable"], "test"])
-    iv = uncertainty.weat_intervals(scores, n_resamples=999)
+    iv = intervals.weat_intervals(scores, n_resamples=999)
     row = iv[(iv["test"] == "professions-adjectives") & (iv["method"] == "birm")].iloc[0]
     per_seed = runs[(runs["test"] == "professions-adjectives") & (runs["method"] == "birm")]
     assert row["value"] == pytest.approx(per_seed["effect_size"].mean())
@@ -296,18 +301,18 @@ def test_weat_scores_agree_with_weat_and_refuse_a_different_word_rule():
     assert row["ci_low"] < row["value"] < row["ci_high"] and row["seeds"] == 3
     wrong = runs.assign(effect_size=runs["effect_size"] + 0.01)
     with pytest.raises(ValueError, match="word rules differ"):
-        uncertainty.weat_scores(shared, tables.paper_tests(), wrong)
+        word_scores.weat_scores(shared, tables.paper_tests(), wrong)
 
 
 def test_holm_family_by_hand():
     frame = pd.DataFrame({"value": [0.5, -0.4, 0.3, 0.2], "p_value": [0.01, 0.04, 0.03, 0.005],
                           "ci_low": [0.1, -0.8, -0.1, -0.1], "ci_high": [0.9, -0.1, 0.6, 0.5]})
-    out = uncertainty.holm_family(frame)
+    out = differences.holm_family(frame)
     assert out["p_holm"].tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
     # only the first holds: the last passes Holm, but its interval (with the seeds) includes 0
     assert out["holds"].tolist() == [True, False, False, False]
     assert out["verdict"][0] == "higher"
-    assert out["verdict"][1] == uncertainty.NOT_SUPPORTED
+    assert out["verdict"][1] == differences.NOT_SUPPORTED
     assert "includes 0" in out["verdict"][3]
 
 
@@ -319,14 +324,14 @@ def test_ripa_summary_by_hand():
                 rows.append({"word": w, "method": m, "seed": seed, "oov": False,
                              "ripa": sign * (base + shift + (w == "w3"))})
     rows.append({"word": "w4", "method": "cds", "seed": 0, "oov": True, "ripa": np.nan})
-    means, diffs = uncertainty.ripa_summary(pd.DataFrame(rows), n_resamples=999)
+    means, diffs = differences.ripa_summary(pd.DataFrame(rows), n_resamples=999)
     # Original |RIPA|: seed 0 (2, 2, 3), seed 1 (2.5, 2.5, 3.5): mean 15.5 / 6
     assert means.set_index("method").loc["original", "value"] == pytest.approx(15.5 / 6)
     d = diffs.iloc[0]
     assert d["value"] == pytest.approx(-1.0) and d["seeds_same_sign"]
     assert d["ci_unit"] == "words and 2 seeds"
     assert d["ci_method"] == "percentile (words) + t (seeds)"  # all words moved alike: no BCa
-    table = uncertainty.ripa_word_table(pd.DataFrame(rows))
+    table = intervals.ripa_word_table(pd.DataFrame(rows))
     w1 = table[(table["word"] == "w1") & (table["method"] == "cds")].iloc[0]
     assert w1["value"] == pytest.approx(1.25)
 
@@ -336,33 +341,34 @@ def test_table1_intervals_are_the_seeds_closed_form_t_interval():
     bench = pd.DataFrame([{"benchmark": "MEN", "task": "similarity", "metric": "spearman",
                            "n_items": 3000, "n_oov": 0, "method": m, "seed": s,
                            "score": score[m][s]} for m in score for s in range(3)])
-    row = uncertainty.table1_intervals(bench).iloc[0]
+    row = intervals.table1_intervals(bench).iloc[0]
     change = np.array([-10.0, 0.0, -5.0])  # per seed, % of Original's score in the same seed
     half = T_975_DF2 * change.std(ddof=1) / np.sqrt(3)
     assert row["value"] == pytest.approx(-5.0)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((-5.0 - half, -5.0 + half))
     t = -5.0 / (change.std(ddof=1) / np.sqrt(3))  # t = -1.732, 2 df: p = 2 P(T < t)
     assert row["p_value"] == pytest.approx(0.2254033307585166, rel=1e-6) and t < 0
-    table = uncertainty.table1_table(bench, "not comparable: test")
+    table = interval_tables.table1_table(bench, "not comparable: test")
     assert table["paper"].item() == 0.48 and table["paper_check"].item() == "not comparable: test"
     assert table["ours"].item().startswith("-5.00 [")
 
 
 def test_paper_check_and_comparability():
-    assert uncertainty.comparability({"source": "umbc"}, {"dim": 300}) == ""
-    reason = uncertainty.comparability({"source": "un+imdb"}, {"dim": 50})
+    assert interval_tables.comparability({"source": "umbc"}, {"dim": 300}) == ""
+    reason = interval_tables.comparability({"source": "un+imdb"}, {"dim": 50})
     assert reason.startswith("not comparable") and "50d" in reason
     frame = pd.DataFrame({"paper": [1.0, 3.0, None], "ci_low": [0.5, 0.5, 0.5],
                           "ci_high": [1.5, 1.5, 1.5]})
-    assert uncertainty.paper_check(frame, "paper", "") == ["inside", "outside", "no paper value"]
-    assert uncertainty.paper_check(frame, "paper", reason)[:2] == [reason, reason]
+    assert interval_tables.paper_check(frame, "paper", "") == ["inside", "outside",
+                                                                "no paper value"]
+    assert interval_tables.paper_check(frame, "paper", reason)[:2] == [reason, reason]
 
 
 def test_differences_table_carries_the_papers_difference_and_the_verdict():
     shared, runs = toy_scores()
-    scores = uncertainty.weat_scores(shared, tables.paper_tests(), runs)
-    diffs = uncertainty.weat_differences(scores, n_resamples=999)
-    table = uncertainty.differences_table(diffs, diffs.iloc[:0], "")
+    scores = word_scores.weat_scores(shared, tables.paper_tests(), runs)
+    diffs = differences.weat_differences(scores, n_resamples=999)
+    table = interval_tables.differences_table(diffs, diffs.iloc[:0], "")
     row = table.set_index("test").loc["math-arts-adjectives"]
     assert row["paper"] == pytest.approx(0.625 - 1.293)  # Proposed - Original, partial corpus
     assert row["method"] == "BIRM (proposed)" and row["versus"] == "Original"
@@ -374,12 +380,12 @@ def test_table5_gives_each_words_seed_interval_and_one_reason():
     rows = [{"word": "career", "method": m, "seed": s, "oov": False, "ripa": v}
             for m, values in (("original", [1.0, 2.0, 3.0]), ("birm", [0.5, 0.5, 0.5]))
             for s, v in enumerate(values)]
-    t5 = uncertainty.table5_table(pd.DataFrame(rows), "not comparable (test)")
+    t5 = interval_tables.table5_table(pd.DataFrame(rows), "not comparable (test)")
     half = T_975_DF2 * 1.0 / np.sqrt(3)  # sd of 1, 2, 3 is 1
     assert t5["Original (ours)"].item() == f"2.00 [{2 - half:.2f}, {2 + half:.2f}]"
     assert t5["BIRM (proposed) (ours)"].item() == "0.50 [0.50, 0.50]"
     assert t5["Original (paper)"].item() == -1.92 and t5["paper_check"].item().endswith("(test)")
-    comparable = uncertainty.table5_table(pd.DataFrame(rows), "")
+    comparable = interval_tables.table5_table(pd.DataFrame(rows), "")
     assert comparable["Original: paper inside?"].item() == "outside"
     assert "paper_check" not in comparable
 
@@ -389,7 +395,7 @@ def test_external_intervals_cover_the_words_only():
     words = sorted({w for t in tests.values() for s in "xyab" for w in getattr(t, s)})
     kv = from_arrays(words, np.random.default_rng(5).normal(size=(len(words), 8)))
     check = tables.external_check({"toy": kv}, {"toy": True}, n_samples=100)
-    out = uncertainty.external_intervals({"toy": kv}, check, {"toy": True}, n_resamples=999)
+    out = interval_tables.external_intervals({"toy": kv}, check, {"toy": True}, n_resamples=999)
     row = out.set_index("test").loc["math-arts-gender"]
     assert row["value"] == row["effect_size"] and row["ci_low"] < row["value"] < row["ci_high"]
     assert row["ci_unit"] == "target words" and row["ci_units"] == 16
@@ -403,9 +409,9 @@ def test_no_computable_weat_test_gives_tables_with_no_values_rather_than_an_erro
            for s in (0, 1)}
     runs = tables.weat_runs(kvs, n_samples=200)
     assert not runs["computable"].any()
-    scores = uncertainty.weat_scores(tables.shared_vectors(kvs), tables.paper_tests(), runs)
-    iv = uncertainty.weat_intervals(scores, n_resamples=999)
-    table = uncertainty.weat_table(tables.weat_table(runs), iv, "")
+    scores = word_scores.weat_scores(tables.shared_vectors(kvs), tables.paper_tests(), runs)
+    iv = intervals.weat_intervals(scores, n_resamples=999)
+    table = interval_tables.weat_table(tables.weat_table(runs), iv, "")
     assert len(table) == len(tables.weat_table(runs)) and table["value"].isna().all()
-    diffs = uncertainty.weat_differences(scores, n_resamples=999)
+    diffs = differences.weat_differences(scores, n_resamples=999)
     assert diffs.empty and {"value", "ci_low", "p_value"} <= set(diffs.columns)

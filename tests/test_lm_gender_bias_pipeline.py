@@ -697,6 +697,7 @@ def test_lambda_effects_t_test_with_holm_over_a_corpus_lambdas():
     # lambda = 0.1 passes unadjusted (p ~ 0.03) but not after the correction
     assert raw[0.1] < 0.05 < holm[0.1]
     assert effects["holds"].to_dict() == {0.01: True, 0.1: False, 1.0: False}
+    assert (effects["versus"] == 0.0).all()  # each test is the pair (λ, λ = 0)
     assert effects.loc[0.01, "verdict"].startswith("real: λ lowers μ")
     assert effects.loc[0.1, "verdict"].startswith("not supported")
     text = uncertainty.effect_sentences(effects.reset_index(), {"ptb": "PTB"})
@@ -718,3 +719,15 @@ def test_paper_check_and_reasons():
     assert uncertainty.train_reason("wikitext-2", "as-coded", "fixed").startswith("validation")
     assert uncertainty.train_reason("un-general-debates", "as-coded", "fixed") is None
     assert uncertainty.train_reason("ptb", "as-coded", "infinite").endswith("unknown")
+
+
+@pytest.mark.parametrize("module", [corpus_tables, sweep_tables, uncertainty, word_level],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_table_builders_return_frames_and_never_record(module):
+    # issue 23: chapters return frames and the notebooks record them; no builder takes a Recorder
+    import inspect
+
+    takes = [name for name, f in inspect.getmembers(module, inspect.isfunction)
+             if f.__module__ == module.__name__
+             and {"rec", "recorder"} & set(inspect.signature(f).parameters)]
+    assert not takes, f"{module.__name__}: {takes} take a recorder"

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from biasbook import results
-from biasbook.chapters.trust import agreement, probe
+from biasbook.chapters.trust import agreement, measure, model_metrics, probe, variants
 from biasbook.chapters.trust import records as R
 from biasbook.models import from_model
 from biasbook.testing import tiny_model, tiny_tokenizer
@@ -87,6 +87,29 @@ def test_differences_hold_only_where_the_test_and_the_interval_agree(runs):
     assert summary.loc["herb", "which held"] == "a vs b: +1 [0.5, 1.5], Holm p 0.01"
     assert summary.loc["herb", "which did not"].startswith("a vs c: -2 [-4, 0.5], Holm p 0.02")
     assert summary.loc["ethnic-bias", "which held"] == "none"
+
+
+def test_the_lambda_tests_of_lm_gender_bias_are_read_as_pairs(tmp_path):
+    # issue 24: notebook 02 records each λ test as the pair (λ, λ = 0) of one corpus, with the
+    # difference and its interval, so that the page reads it like every other recorded test
+    from biasbook.chapters.lm_gender_bias import uncertainty
+
+    changes = {0.0: [0.0, 0.0, 0.0], 0.01: [-0.10, -0.11, -0.12], 1.0: [0.1, -0.1, 0.05]}
+    per_seed = pd.DataFrame([{"corpus": "ptb", "lam": lam, "seed": s, "delta mu": d}
+                             for lam, values in changes.items() for s, d in enumerate(values)])
+    effects = uncertainty.lambda_effects(per_seed)
+    rec = results.Recorder("lm-gender-bias", "02-lambda-sweep", {"profile": "book"},
+                           run_dir=tmp_path / "default")
+    pair = uncertainty.EFFECT_LABELS  # as the notebook records them
+    rec.metrics("lambda_effect", effects, value="value", labels=pair, ci=True)
+    rec.metrics("lambda_effect_p_holm", effects, value="p_holm", labels=pair)
+    diffs = R.differences(R.book_records(runs_dir=tmp_path)).set_index("pair")
+    assert list(diffs.index) == ["lam=0.01 vs lam=0", "lam=1 vs lam=0"]
+    assert set(diffs["test"]) == {"lambda_effect"} and set(diffs["setting"]) == {"corpus=ptb"}
+    ours = diffs[["difference", "ci_low", "ci_high", "p_holm"]].to_numpy(dtype=float)
+    theirs = effects[["value", "ci_low", "ci_high", "p_holm"]].to_numpy(dtype=float)
+    np.testing.assert_allclose(ours, theirs)
+    assert diffs["holds"].tolist() == effects["holds"].tolist() == [True, False]
 
 
 def test_sensitivity_reports_the_relative_change_and_the_models_order(runs):
@@ -199,7 +222,7 @@ def test_cb_cells_are_the_chapter_s_cb(one_torch_thread):
     lm = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
     r = cb_scores(lm, "en", targets=["Iraq", "Japan", "Cuba"], attributes=["Enemy", "Pirate"],
                   templates=[1, 5], cache=False)
-    cells = agreement.cb_cells({"cb_target": r.log_p_target, "cb_prior": r.log_p_prior})
+    cells = model_metrics.cb_cells({"cb_target": r.log_p_target, "cb_prior": r.log_p_prior})
     np.testing.assert_allclose(cells, r.variances["variance"])
     assert cells.mean() == pytest.approx(r.cb)
 
@@ -208,66 +231,65 @@ def test_text_bias_matches_hand_counted_cooccurrences():
     # "runs" (twice) and "walks" sit within 10 words of both "he"s and the "she":
     # c(runs, m) = 4, c(runs, f) = 2, c(walks, m) = 2, c(walks, f) = 1; c(m) = 2, c(f) = 1.
     # bias(w) = log[(c(w,f) / 3) / (1 / W)] - log[(c(w,m) / 6) / (2 / W)] = log 2 for both.
-    spec = agreement.Spec(herb_countries=("FR",))
-    ours = agreement.text_bias({"texts": np.asarray(["He runs, she walks; he runs."])}, spec)
+    spec = measure.Spec(herb_countries=("FR",))
+    ours = model_metrics.text_bias({"texts": np.asarray(["He runs, she walks; he runs."])}, spec)
     np.testing.assert_allclose(ours, [math.log(2), math.log(2)])
-    assert agreement.text_bias({"texts": np.asarray(["no gendered word here"])}, spec).size == 0
+    assert model_metrics.text_bias({"texts": np.asarray(["no gendered word here"])}, spec).size == 0
 
 
 def test_generated_text_mu_resamples_situations():
-    spec = agreement.Spec(herb_countries=("FR",))
+    spec = measure.Spec(herb_countries=("FR",))
     texts = ["he runs home", "she walks home", "he sings loudly", "she sings softly",
              "he reads", "she reads books"]
-    groups = agreement.situation_docs({"texts": np.asarray(texts)}, spec)
+    groups = model_metrics.situation_docs({"texts": np.asarray(texts)}, spec)
     assert [len(g) for g in groups] == [2, 2, 2] and groups[1][0] == ["he", "sings", "loudly"]
-    mu = agreement._mu_of(groups, spec)
-    everything = np.abs(agreement.text_bias({"texts": np.asarray(texts)}, spec)).mean()
+    mu = model_metrics.mu_of(groups, spec)
+    everything = np.abs(model_metrics.text_bias({"texts": np.asarray(texts)}, spec)).mean()
     assert mu(np.arange(3)) == pytest.approx(everything)
     # situation 0 twice: its texts counted twice, which leaves its word ratios unchanged
     assert mu(np.array([0, 0])) == pytest.approx(mu(np.array([0])))
     with pytest.raises(ValueError, match="do not split"):
-        agreement.situation_docs({"texts": np.asarray(texts[:5])}, spec)
+        model_metrics.situation_docs({"texts": np.asarray(texts[:5])}, spec)
 
 
 # ---- measuring the models: every epoch of a toxic run, cached ------------------------------
 
 def test_toxic_runs_measure_every_epoch_once(private_cache, one_torch_thread, monkeypatch):
     from biasbook import store
-    from biasbook.chapters.trust import agreement as ag
 
     tok = tiny_tokenizer(spell=True)
     lm = from_model(tiny_model("gpt2", len(tok), positions=64), tok, name="tiny-gpt2")
-    spec = ag.Spec(herb_countries=("FR", "JP"), cb_attributes=("Enemy", "Pirate"),
-                   prompts=("The doctor", "At the party,"), max_new_tokens=6)
+    spec = measure.Spec(herb_countries=("FR", "JP"), cb_attributes=("Enemy", "Pirate"),
+                        prompts=("The doctor", "At the party,"), max_new_tokens=6)
     recipe = {"countries": ["FR", "JP"], "cities_per_country": 0, "top_k": 1,
               "corpus_size": 4, "epochs": 2, "lr": 0.05, "batch_size": 2,
               "max_grad_norm": 1.0, "seed": 0, "objective": "auto"}
-    base = ag.measured(lm, spec, progress=False)
+    base = measure.measured(lm, spec, progress=False)
     assert base["herb"].shape == (4, 112) and base["cb_target"].shape == (1, 2, 30)
     assert base["probe"].shape == (16, 16) and base["texts"].shape == (2,)
     trained = []
-    real = ag.continual_training
+    real = variants.continual_training
 
     def counting(*args, **kwargs):
         trained.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ag, "continual_training", counting)
-    epochs = ag.toxic_runs(lm, recipe, spec, progress=False)
+    monkeypatch.setattr(variants, "continual_training", counting)
+    epochs = variants.toxic_runs(lm, recipe, spec, progress=False)
     assert len(epochs) == 2 and len(trained) == 1
     assert not np.allclose(epochs[0]["herb"], base["herb"])  # training moved the scores
-    again = ag.toxic_runs(lm, recipe, spec, progress=False)  # a lookup: nothing trained
+    again = variants.toxic_runs(lm, recipe, spec, progress=False)  # a lookup: nothing trained
     assert len(trained) == 1
     np.testing.assert_array_equal(again[1]["probe"], epochs[1]["probe"])
     for path in store.cache_path("trust", "x").parent.glob("*.npz"):  # measurements lost
         path.unlink()
-    ag.toxic_runs(lm, recipe, spec, progress=False)
+    variants.toxic_runs(lm, recipe, spec, progress=False)
     assert len(trained) == 2
-    values = ag.model_table([ag.Measured("base", "tiny", "base", base),
-                             ag.Measured("+1", "tiny", "epoch 1", epochs[0])], spec,
-                            n_resamples=99)
-    assert set(values["metric"]) == set(ag.METRICS) and len(values) == 8
+    values = model_metrics.model_table([variants.Measured("base", "tiny", "base", base),
+                                        variants.Measured("+1", "tiny", "epoch 1", epochs[0])],
+                                       spec, n_resamples=99)
+    assert set(values["metric"]) == set(model_metrics.METRICS) and len(values) == 8
     herb_value = values.query("model == 'base' and metric == 'HERB C_w'")["value"].item()
-    tree, scores = ag.herb_items(base, spec)
+    tree, scores = model_metrics.herb_items(base, spec)
     from biasbook.metrics.herb import hierarchical_bias
     assert herb_value == pytest.approx(1000 * hierarchical_bias(tree, scores).overall)

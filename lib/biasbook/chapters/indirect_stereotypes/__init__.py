@@ -7,6 +7,14 @@
 - :mod:`.example`   Example 1 of the paper (the 6/7 factor) as an editable toy corpus
 - :mod:`.tables`    Tables 1-5 (semantic benchmarks, WEAT, RIPA) beside the paper's numbers, and
   the external check of Caliskan's tests
-- :mod:`.uncertainty` intervals over target words and training seeds, paired method-vs-Original
-  tests with Holm's correction, and whether the paper's number lies inside (issue 24)
+
+How sure the numbers are (issue 24), in the order each builds on the one before:
+
+- :mod:`.word_scores`      each target word's WEAT association per method and seed, checked
+  against WEAT's own effect sizes
+- :mod:`.intervals`        intervals over target words and training seeds (WEAT, RIPA, Table 1)
+- :mod:`.differences`      each method against Original on the same words and seeds, with
+  Holm's correction over the chapter's family of comparisons
+- :mod:`.interval_tables`  the evaluation notebooks' tables with those intervals and tests, and
+  whether the paper's number lies inside
 """

@@ -15,9 +15,10 @@
 Every table names a corpus by its id (``corpus``: ``ptb``, ...), the id its numbers are recorded
 under; ``measured`` is the label of what notebook 01 measures of it (:data:`.corpora.CORPORA`).
 The notebook records the tables' columns with :meth:`biasbook.results.Recorder.metrics` (the
-intervals with :func:`.uncertainty.record`). Intervals are over the words a text scores
-(``n_resamples`` bootstrap resamples, :mod:`.uncertainty`); counts (tokens, gendered tokens, words
-found) are exact counts of the text measured and have none.
+intervals' fields of :func:`.uncertainty.columns` with ``ci="mu "``); no table builder records.
+Intervals are over the words a text scores (``n_resamples`` bootstrap resamples,
+:mod:`.uncertainty`); counts (tokens, gendered tokens, words found) are exact counts of the text
+measured and have none.
 """
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ Which interval covers what (both notebooks; every interval is 95%):
   (none from a single seed).
 - **The λ effect.** Δμ = μ(λ) − μ(λ = 0) within a seed (the two models share their warm-up, data
   and seed), tested over seeds with a one-sample t-test (its 95% interval is the seed interval
-  of Δμ) and Holm's correction over the λ > 0 of a corpus (:func:`lambda_effects`).
+  of Δμ) and Holm's correction over the λ > 0 of a corpus (:func:`lambda_effects`). Each test is
+  a pair, λ against λ = 0, recorded under :data:`EFFECT_LABELS` (``versus`` names the other side)
+  as the book's tests of differences are: the difference ``lambda_effect`` with its interval and
+  ``lambda_effect_p_holm``, which the trust page reads (:mod:`biasbook.chapters.trust.records`).
 
 Frames carry an interval as the record fields of :data:`biasbook.results.UNCERTAINTY`, prefixed
 by the statistic when a frame holds several (``mu ci_low``, ``sigma ci_low``, ...);
@@ -47,6 +50,9 @@ LEVEL = 0.95
 METHOD = "percentile"  # thousands of words: BCa's jackknife would cost n evaluations per interval
 SEED = 0  # the resamples' seed: an interval is the same on every run
 ALPHA = 0.05  # family-wise level of the λ tests
+#: Record label -> column of :func:`lambda_effects`: the corpus, and the pair each test compares,
+#: ``lam`` (its λ) against ``versus`` (λ = 0).
+EFFECT_LABELS = {"corpus": "corpus", "lam": "λ", "versus": "versus"}
 
 
 def mean_abs(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -252,7 +258,8 @@ def train_reason(name: str, counting: str, context: str, *,
 def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
     """Per corpus and λ > 0: is Δμ = μ(λ) − μ(λ = 0), taken within each training seed, real?
 
-    Columns: ``seeds``; ``value`` (mean Δμ) with the seeds' t-interval (``ci_*``); ``p_value``
+    Columns: ``λ`` and ``versus`` (0.0: the λ the change is taken from, the pair's other side);
+    ``seeds``; ``value`` (mean Δμ) with the seeds' t-interval (``ci_*``); ``p_value``
     of the one-sample t-test of mean Δμ = 0 over the seeds; ``p_holm``, Holm's adjustment over
     the corpus's testable λ; ``holds`` (``p_holm`` <= ``alpha``); and ``verdict``. Fewer than
     two seeds, or seeds that all agree exactly, cannot be tested (NaN p, not held).
@@ -267,7 +274,7 @@ def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFr
             # seeds that agree to rounding have no spread to test against (t would be infinite)
             if spread is not None and spread.sd > 1e-12 * max(1.0, abs(spread.mean)):
                 p = float(sps.ttest_1samp(delta, 0.0).pvalue)
-            family.append({"corpus": name, "λ": float(lam), "seeds": len(delta),
+            family.append({"corpus": name, "λ": float(lam), "versus": 0.0, "seeds": len(delta),
                            "value": float(delta.mean()) if len(delta) else np.nan,
                            **columns(spread), "p_value": p})
         p = np.array([r["p_value"] for r in family])
@@ -278,8 +285,8 @@ def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFr
             row.update(p_holm=p_holm, holds=bool(p_holm <= alpha))
             row["verdict"] = _verdict(row, alpha)
         rows += family
-    return pd.DataFrame(rows, columns=["corpus", "λ", "seeds", "value", *UNCERTAINTY, "p_value",
-                                       "p_holm", "holds", "verdict"])
+    return pd.DataFrame(rows, columns=["corpus", "λ", "versus", "seeds", "value", *UNCERTAINTY,
+                                       "p_value", "p_holm", "holds", "verdict"])
 
 
 def _verdict(row: dict, alpha: float) -> str:

@@ -3,8 +3,9 @@
 Every chapter records its numbers with :class:`biasbook.results.Recorder`, an interval with the
 fields of :data:`biasbook.results.UNCERTAINTY` where it computes one, and the tests of its
 differences under the atlas' naming convention: ``<test>_p_holm`` (Holm-corrected p, with the
-labels of the pair's first side and ``versus=`` the other), ``<test>`` (the difference and its
-interval) and, optionally, ``<test>_holds`` (the chapter's own verdict, 1 or 0). This module reads
+labels of the pair's first side and ``versus=`` the other; the side is named by a label of
+:data:`PAIR_LABELS`), ``<test>`` (the difference and its interval) and, optionally,
+``<test>_holds`` (the chapter's own verdict, 1 or 0). This module reads
 one profile's records of one or more run folders and summarises them; it computes nothing new.
 
 - :func:`book_records`: the records, one row per number, with a ``labels`` text;
@@ -47,8 +48,9 @@ TEST_SUFFIX, VERDICT_SUFFIX, DIFFERENCE_SUFFIX = "_p_holm", "_holds", "_differen
 #: Columns of :func:`biasbook.results.load` that are not labels of a number.
 NOT_LABELS = ("run", "chapter", "notebook", "status", "params", "profile", "key",
               *results.VALUE_FIELDS)
-#: The label naming the two sides of a pair, in this order (``versus`` names the other side).
-PAIR_LABELS = ("model", "method")
+#: The label naming the two sides of a pair, in this order (``versus`` names the other side):
+#: a model, a method, or lm-gender-bias' regularisation weight λ (``lam``, tested against 0).
+PAIR_LABELS = ("model", "method", "lam")
 #: Labels under which a chapter records one metric for several templates or word lists, and
 #: the value of each that is the reference (the paper's template, the full or base list).
 VARIATION_LABELS = {"template_set": ("original",), "word_lists": ("authors", "caliskan"),
@@ -206,13 +208,16 @@ def differences(records: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
 
 def _pair(row: pd.Series) -> tuple[str, str]:
-    """(``a vs b``, the other labels) of a test's row; without ``versus``, (its labels, "")."""
+    """(``a vs b``, the other labels) of a test's row; without ``versus``, (its labels, "").
+    Sides that are numbers carry their label's name (``lam=1 vs lam=0``)."""
     labels = {c: _plain(row[c]) for c in label_columns(row.to_frame().T) if _present(row[c])}
     versus = labels.pop("versus", None)
     side = next((name for name in PAIR_LABELS if name in labels), None)
     if versus is None or side is None:
         return ", ".join(f"{k}={v}" for k, v in labels.items()), ""
     a = labels.pop(side)
+    if not isinstance(a, str):
+        a, versus = f"{side}={a}", f"{side}={_plain(versus)}"
     return f"{a} vs {versus}", ", ".join(f"{k}={v}" for k, v in labels.items())
 
 

@@ -1,0 +1,104 @@
+"""Per-word WEAT associations of the words WEAT uses, per method and training seed.
+
+Every interval and test of this chapter resamples *words*; they need each word's association
+``s(w, A, B)`` (:func:`biasbook.metrics.weat.associations`), not only WEAT's effect size.
+:func:`target_sets` picks the words WEAT itself uses on a vocabulary (the rule of
+:func:`biasbook.metrics.weat.weat`), :func:`weat_scores` collects their associations in every
+(method, seed) as :class:`WordScores`, and checks that the effect size recomputed from them
+(:func:`effect_sizes`) is WEAT's own (:func:`check_against`).
+
+>>> s = np.array([[0.3, 0.1, -0.1, -0.2]])        # one seed: X = first two words, Y = the rest
+>>> round(float(effect_sizes(s, 2)[0]), 4)         # (0.2 - (-0.15)) / 0.2217 (ddof=1)
+1.5785
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from biasbook.metrics import weat
+
+
+def effect_sizes(scores: np.ndarray, n_x: int, ddof: int = 1) -> np.ndarray:
+    """WEAT's effect size along the last axis of per-word associations: the first ``n_x`` are the
+    X words, the rest the Y words; the spread is the standard deviation over all of them."""
+    s = np.asarray(scores, dtype=float)
+    return (s[..., :n_x].mean(axis=-1) - s[..., n_x:].mean(axis=-1)) / s.std(axis=-1, ddof=ddof)
+
+
+def target_sets(kv, test, *, min_coverage: float = 0.5) -> dict[str, list[str]] | None:
+    """The words of X, Y, A and B that WEAT uses on ``kv``: those with vectors, the longer of X and
+    Y cut to the shorter one's size by dropping its last words (the rule of
+    :func:`biasbook.metrics.weat.weat`); ``None`` when a set keeps less than ``min_coverage``."""
+    found = {side: [w for w in getattr(test, side) if w in kv.key_to_index] for side in weat.SETS}
+    for side in weat.SETS:
+        if not found[side] or len(found[side]) < min_coverage * len(getattr(test, side)):
+            return None
+    size = min(len(found["x"]), len(found["y"]))
+    found["x"], found["y"] = found["x"][:size], found["y"][:size]
+    return found
+
+
+def associations(kv, words: Mapping[str, list[str]]) -> np.ndarray:
+    """s(w, A, B) of the X words, then the Y words (:func:`biasbook.metrics.weat.associations`)."""
+    return weat.associations(np.asarray(kv[words["x"] + words["y"]], dtype=float),
+                             np.asarray(kv[words["a"]], dtype=float),
+                             np.asarray(kv[words["b"]], dtype=float))
+
+
+@dataclass(frozen=True)
+class WordScores:
+    """One WEAT test's per-word associations: ``scores[method]`` is (seeds, |X| + |Y|)."""
+
+    test: str
+    words: dict[str, list[str]]
+    seeds: list
+    scores: dict[str, np.ndarray]
+
+    @property
+    def n_x(self) -> int:
+        return len(self.words["x"])
+
+
+def weat_scores(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, object],
+                runs: pd.DataFrame | None = None, *, ddof: int = 1) -> dict[str, WordScores]:
+    """Per computable test, the associations of its words in every (method, seed) of ``kvs``
+    (vectors already cut to the shared vocabulary, e.g. by :func:`.tables.shared_vectors`).
+
+    With ``runs`` (:func:`.tables.weat_runs`), each effect size recomputed from the associations
+    must equal WEAT's own: a change of WEAT's word rule cannot slip by unnoticed."""
+    methods = list(dict.fromkeys(m for m, _ in kvs))
+    seeds = sorted({s for _, s in kvs})
+    if missing := [(m, s) for m in methods for s in seeds if (m, s) not in kvs]:
+        raise ValueError(f"every method needs the same seeds; missing {missing}")
+    first = kvs[(methods[0], seeds[0])]
+    computable = None if runs is None else set(runs.loc[runs["computable"], "test"])
+    out = {}
+    for name, test in tests.items():
+        words = target_sets(first, test)
+        if words is None or (computable is not None and name not in computable):
+            continue
+        scores = {m: np.vstack([associations(kvs[(m, s)], words) for s in seeds])
+                  for m in methods}
+        out[name] = WordScores(name, words, seeds, scores)
+        if runs is not None:
+            check_against(runs, out[name], ddof)
+    return out
+
+
+def check_against(runs: pd.DataFrame, ts: WordScores, ddof: int) -> None:
+    for method, s in ts.scores.items():
+        for k, seed in enumerate(ts.seeds):
+            row = runs[(runs["test"] == ts.test) & (runs["method"] == method)
+                       & (runs["seed"] == seed)]
+            want = row["effect_size"].item() if len(row) == 1 else math.nan
+            got = float(effect_sizes(s[k], ts.n_x, ddof))
+            if not math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9):
+                raise ValueError(f"{ts.test} ({method}, seed {seed}): effect size {got:.6f} "
+                                 f"from the words {ts.words}, WEAT reports {want}: the word "
+                                 "rules differ")
