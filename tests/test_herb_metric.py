@@ -1,4 +1,5 @@
-"""HERB metric (biasbook.metrics.herb) against values derived independently of it.
+"""HERB metric (biasbook.metrics.herb and its parts in biasbook.metrics.sparseness) against
+values derived independently of it.
 
 ``Reference`` is written straight from Eq. 2-10 of Li et al. (2022) with plain Python loops over
 pairs, top-down recursion and the ``math`` module; the implementation is vectorised and
@@ -16,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from biasbook.metrics import herb
+from biasbook.metrics import herb, sparseness
 from biasbook.metrics.herb import RegionTree
 
 # Toy hierarchy: 2 continents, 4 countries (one without cities), 6 cities, 3 descriptors.
@@ -190,29 +191,29 @@ def code_reference(parent, scores, region_f=None):
 
 
 def test_descriptive_vectors_normalise_after_masking():
-    assert herb.descriptive_vectors([[-3.0, -4.0]])[0] == pytest.approx([-0.6, -0.8])
-    masked = herb.descriptive_vectors([[-3.0, -4.0, -12.0]], descriptors=[True, True, False])
+    assert sparseness.descriptive_vectors([[-3.0, -4.0]])[0] == pytest.approx([-0.6, -0.8])
+    masked = sparseness.descriptive_vectors([[-3.0, -4.0, -12.0]], descriptors=[True, True, False])
     assert masked[0] == pytest.approx([-0.6, -0.8])
 
 
 def test_template_axis_is_averaged_before_normalising():
     per_template = np.stack([SCORES, SCORES - 2.0])
-    assert herb.descriptive_vectors(per_template) == pytest.approx(
-        herb.descriptive_vectors(SCORES - 1.0))
+    assert sparseness.descriptive_vectors(per_template) == pytest.approx(
+        sparseness.descriptive_vectors(SCORES - 1.0))
 
 
 @pytest.mark.parametrize("bad", [[[np.nan, 1.0]], [[0.0, 0.0]], [1.0, 2.0]])
 def test_descriptive_vectors_reject_bad_scores(bad):
     with pytest.raises(ValueError):
-        herb.descriptive_vectors(bad)
+        sparseness.descriptive_vectors(bad)
 
 
 def test_cluster_sparseness_blocks_match_brute_force():
     x = np.random.default_rng(0).normal(size=(23, 4))
     rows = x.tolist()
     expected = sum(_dist(a, b) for a, b in _pairs(rows)) / (23 * 22 / 2)
-    assert herb.cluster_sparseness(x, block=5) == pytest.approx(expected, rel=1e-12)
-    assert herb.cluster_sparseness(x[:1]) == 0.0
+    assert sparseness.cluster_sparseness(x, block=5) == pytest.approx(expected, rel=1e-12)
+    assert sparseness.cluster_sparseness(x[:1]) == 0.0
 
 
 def test_descriptor_sparseness_both_modes():
@@ -221,18 +222,18 @@ def test_descriptor_sparseness_both_modes():
         col = x[:, i].tolist()
         paper = sum(abs(a - b) for a, b in _pairs(col)) / 10
         as_coded = (col[3] - col[4]) ** 2 / 10  # the last pair (3, 4), squared; 2/(n(n-1))
-        assert herb.descriptor_sparseness(x)[i] == pytest.approx(paper)
-        assert herb.descriptor_sparseness(x, mode="as-coded")[i] == pytest.approx(as_coded)
+        assert sparseness.descriptor_sparseness(x)[i] == pytest.approx(paper)
+        assert sparseness.descriptor_sparseness(x, mode="as-coded")[i] == pytest.approx(as_coded)
 
 
 def test_descriptor_weights_are_a_softmax():
     # column sparseness: (1 + 3 + 2) / 3 = 2 and 0 -> alpha = (e^2, 1) / (e^2 + 1)
-    alpha = herb.descriptor_weights([[0.0, 5.0], [1.0, 5.0], [3.0, 5.0]])
+    alpha = sparseness.descriptor_weights([[0.0, 5.0], [1.0, 5.0], [3.0, 5.0]])
     assert alpha == pytest.approx([math.e**2 / (math.e**2 + 1), 1 / (math.e**2 + 1)])
 
 
 def test_pair_weights_survive_large_terms():
-    assert herb.pair_weights([1e4, 1e4, 1e4]) == pytest.approx([1 / 3] * 3)
+    assert sparseness.pair_weights([1e4, 1e4, 1e4]) == pytest.approx([1 / 3] * 3)
 
 
 @pytest.mark.bad_input(
@@ -244,18 +245,18 @@ def test_pair_weights_survive_large_terms():
 def test_helpers_refuse_non_finite_input(bad):
     good = [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
     vectors = [[0.0, 1.0], [1.0, bad], [1.0, 1.0]]
-    calls = [(herb.cluster_sparseness, vectors), (herb.descriptor_weights, vectors),
-             (herb.descriptor_weights, vectors, "as-coded"),
-             (herb.weighted_sparseness, vectors, [0.0, 0.0, 0.0])]
+    calls = [(sparseness.cluster_sparseness, vectors), (sparseness.descriptor_weights, vectors),
+             (sparseness.descriptor_weights, vectors, "as-coded"),
+             (sparseness.weighted_sparseness, vectors, [0.0, 0.0, 0.0])]
     for f, *args in calls:
         with pytest.raises(ValueError, match=r"vectors: rows \[1\] are NaN or infinite"):
             f(*args)
-    for f, *args in [(herb.pair_weights, [0.0, 0.0, bad]),
-                     (herb.weighted_sparseness, good, [0.0, 0.0, bad])]:
+    for f, *args in [(sparseness.pair_weights, [0.0, 0.0, bad]),
+                     (sparseness.weighted_sparseness, good, [0.0, 0.0, bad])]:
         with pytest.raises(ValueError, match=r"terms: entries \[2\] are NaN or infinite"):
             f(*args)
     with pytest.raises(ValueError, match="2 terms for a cluster of 3 rows"):
-        herb.weighted_sparseness(good, [0.0, 0.0])
+        sparseness.weighted_sparseness(good, [0.0, 0.0])
 
 
 def test_topic_mask():

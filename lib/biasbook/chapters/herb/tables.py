@@ -1,5 +1,7 @@
 """HERB's Tables 1, 2, 3 and 6 for any models, next to the paper's, and what they are made of.
 
+- :func:`bias_summary`: one row of a table for one score matrix: each continent's bias and
+  the root's (``overall``), unscaled, in the paper's column order (:data:`COLUMNS`);
 - :func:`herb_tables`: every row of the four tables for every model and both modes, one tidy
   frame (``table``, ``model``, ``metric``, ``mode``, ``condition``, ``region``, ``value``
   unscaled, ``paper`` unscaled where the paper has the model, and ``paper_model``);
@@ -19,31 +21,67 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy.stats import spearmanr
 
 from biasbook import datafiles, validate
-from biasbook.chapters.herb.analysis import (
-    COLUMNS,
-    bias_summary,
-    paper_values,
-    replace_topic,
-    with_paper,
-)
-from biasbook.chapters.herb.data import PAPER_READING, READINGS, TOPICS
+from biasbook.chapters.herb.data import CONTINENT_COLUMNS, PAPER_READING, READINGS, TOPICS
 from biasbook.chapters.herb.model_scores import ModelScores
+from biasbook.chapters.herb.paper_comparison import paper_values, with_paper
 from biasbook.chapters.herb.regions import region_tree
+from biasbook.chapters.herb.sentence_scores import replace_topic
 from biasbook.metrics.herb import (
     ROOT,
+    Mode,
+    hierarchical_bias,
+    plain_bias,
+    region_weighted_bias,
+    topic_mask,
+)
+from biasbook.metrics.sparseness import (
     cluster_sparseness,
     descriptive_vectors,
     descriptor_weights,
-    hierarchical_bias,
-    topic_mask,
 )
 
+COLUMNS: tuple[str, ...] = (*CONTINENT_COLUMNS, "overall")  # the paper's column order
+METRICS: tuple[str, ...] = ("C_w", "C_z", "plain")
 #: Printed value = statistic x SCALE[table] (data/herb/paper_results.yml, ``multiplier``).
 SCALE: dict[str, int] = {name: spec["multiplier"]
                          for name, spec in datafiles.paper_results("herb")["tables"].items()}
+
+
+def bias_summary(table: pd.DataFrame, scores: ArrayLike, *, metric_name: str = "C_w",
+                 region_scores: ArrayLike | None = None, mode: Mode = "paper",
+                 descriptors: ArrayLike | None = None) -> pd.Series:
+    """One row of Tables 1-3 and 6 (unscaled): the bias of each continent and of the root.
+
+    ``metric_name`` is ``C_w`` (Eq. 8-9), ``C_z`` (Eq. 10; needs ``region_scores`` = f(r)) or
+    ``plain`` (Table 2). Continents missing from ``table`` give NaN.
+
+    >>> from biasbook.chapters.herb.regions import herb_regions
+    >>> table = herb_regions(countries=["FR", "DE", "JP", "IN"], cities_per_country=1)
+    >>> scores = np.random.default_rng(0).uniform(-9, -1, size=(len(table), 3))
+    >>> s = bias_summary(table, scores)
+    >>> s.index.tolist(), bool(s.isna().sum() == 4)
+    (['AF', 'AS', 'EU', 'OC', 'SA', 'NA', 'overall'], True)
+    """
+    tree = region_tree(table)
+    if metric_name == "C_w":
+        result = hierarchical_bias(tree, scores, mode=mode, descriptors=descriptors)
+    elif metric_name == "C_z":
+        if region_scores is None:
+            raise ValueError("C_z needs region_scores: f(r) of each bare region name")
+        result = region_weighted_bias(tree, scores, region_scores, mode=mode,
+                                      descriptors=descriptors)
+    elif metric_name == "plain":
+        result = plain_bias(tree, scores, mode=mode, descriptors=descriptors)
+    else:
+        raise ValueError(f"metric_name must be one of {METRICS}, got {metric_name!r}")
+    is_continent = (table["level"] == "continent").to_numpy()
+    values = dict(zip(table.loc[is_continent, "code"], result.bias[is_continent], strict=True))
+    values["overall"] = result.overall
+    return pd.Series({c: values.get(c, np.nan) for c in COLUMNS}, dtype=np.float64)
 
 
 def herb_tables(table: pd.DataFrame, scored: Mapping[str, ModelScores],

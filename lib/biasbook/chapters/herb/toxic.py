@@ -50,7 +50,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from biasbook.chapters.herb.analysis import TEMPLATE, bias_summary, descriptor_scores
+from biasbook.chapters.herb.sentence_scores import TEMPLATE, descriptor_scores
+from biasbook.chapters.herb.tables import bias_summary
 from biasbook.models import LanguageModel
 from biasbook.training.continual import IGNORE, TrainingRun, continual_training
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from biasbook.metrics import herb as metric
+from biasbook.metrics import herb, sparseness
 
 EARTH = "the Earth"
 
@@ -60,17 +60,17 @@ class ToyWalk:
 
     regions: pd.DataFrame
     clusters: pd.DataFrame
-    tree: metric.RegionTree
+    tree: herb.RegionTree
 
 
-def _tree(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> metric.RegionTree:
+def _tree(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> herb.RegionTree:
     names = list(scores.index)
     unknown = ({p for p in parents.values() if p is not None} | set(parents)) - set(names)
     if unknown or set(names) - set(parents):
         raise ValueError("every region needs a row of scores and an entry in parents "
                          f"(unknown or missing: {sorted(unknown | (set(names) - set(parents)))})")
     index = {name: i for i, name in enumerate(names)}
-    return metric.RegionTree(tuple(names), [metric.ROOT if parents[n] is None else
+    return herb.RegionTree(tuple(names), [herb.ROOT if parents[n] is None else
                                             index[parents[n]] for n in names])
 
 
@@ -80,29 +80,29 @@ def walk_through(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> Toy
     :func:`~biasbook.metrics.herb.hierarchical_bias` (checked here)."""
     tree = _tree(scores, parents)
     x = scores.to_numpy(dtype=np.float64)
-    v = metric.descriptive_vectors(x)                                # Eq. 2
-    V = metric.aggregated_vectors(tree, x)                           # Eq. 4-7
-    result = metric.hierarchical_bias(tree, x)                       # Eq. 8-9
+    v = sparseness.descriptive_vectors(x)                            # Eq. 2
+    V = herb.aggregated_vectors(tree, x)                             # Eq. 4-7
+    result = herb.hierarchical_bias(tree, x)                         # Eq. 8-9
     words = list(scores.columns)
     rows = []
-    for region in [*np.unique(tree.parent[tree.parent != metric.ROOT]).tolist(), metric.ROOT]:
+    for region in [*np.unique(tree.parent[tree.parent != herb.ROOT]).tolist(), herb.ROOT]:
         kids = tree.children_of(region)
         terms = result.bias[kids]
         k1, k2 = np.triu_indices(len(kids), k=1)
         n = len(kids)
+        c_i = sparseness.descriptor_sparseness(v[kids])
+        alpha = sparseness.descriptor_weights(v[kids])
         rows.append({
-            "region": EARTH if region == metric.ROOT else tree.names[region],
+            "region": EARTH if region == herb.ROOT else tree.names[region],
             "members": ", ".join(tree.names[k] for k in kids), "n": n,
-            "c(R), Eq. 3": metric.cluster_sparseness(v[kids]),
-            **{f"c_i {w}, Eq. 6": c for w, c in zip(words, metric.descriptor_sparseness(v[kids]),
-                                                    strict=True)},
-            **{f"alpha {w}, Eq. 7": a for w, a in zip(words, metric.descriptor_weights(v[kids]),
-                                                      strict=True)},
+            "c(R), Eq. 3": sparseness.cluster_sparseness(v[kids]),
+            **{f"c_i {w}, Eq. 6": c for w, c in zip(words, c_i, strict=True)},
+            **{f"alpha {w}, Eq. 7": a for w, a in zip(words, alpha, strict=True)},
             "pair weights w, Eq. 9": {f"{tree.names[kids[a]]}-{tree.names[kids[b]]}":
                                       round(float(w), 4) for a, b, w in
-                                      zip(k1, k2, metric.pair_weights(terms), strict=True)},
-            "C_w, Eq. 8": result.overall if region == metric.ROOT else result.bias[region],
-            "2/(n(n-1)) c(R)": 2 / (n * (n - 1)) * metric.cluster_sparseness(v[kids])
+                                      zip(k1, k2, sparseness.pair_weights(terms), strict=True)},
+            "C_w, Eq. 8": result.overall if region == herb.ROOT else result.bias[region],
+            "2/(n(n-1)) c(R)": 2 / (n * (n - 1)) * sparseness.cluster_sparseness(v[kids])
                                if n > 1 else 0.0})
     clusters = pd.DataFrame(rows).set_index("region").rename_axis(None)
     regions = pd.DataFrame({"level": tree.depth, "parent": [parents[n] or EARTH
@@ -132,7 +132,7 @@ def plot_walk_through(walk: ToyWalk, *, axes=None):
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     xy = centred @ vt[:2].T
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    inner = [r for r in np.unique(tree.parent).tolist() if r != metric.ROOT]
+    inner = [r for r in np.unique(tree.parent).tolist() if r != herb.ROOT]
     for colour, region in zip(colours, inner, strict=False):
         kids = tree.children_of(region)
         for a, b in zip(*np.triu_indices(len(kids), k=1), strict=True):

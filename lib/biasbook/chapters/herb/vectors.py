@@ -15,8 +15,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import pdist
 
-from biasbook.chapters.herb.analysis import TEMPLATE
-from biasbook.metrics.herb import descriptive_vectors
+from biasbook.chapters.herb.sentence_scores import TEMPLATE
+from biasbook.metrics.sparseness import descriptive_vectors
 
 
 def extreme_descriptors(scores: ArrayLike, regions: Sequence[str], words: pd.DataFrame,
