@@ -8,6 +8,8 @@ from scipy.spatial.distance import jensenshannon
 
 from biasbook import paths, results
 from biasbook.chapters.ethnic_bias import mitigation as m
+from biasbook.chapters.ethnic_bias import mitigation_runs as mr
+from biasbook.chapters.ethnic_bias import mitigation_tables as mt
 from biasbook.chapters.ethnic_bias import parallel
 from biasbook.chapters.ethnic_bias.pipeline import cb_scores
 from biasbook.models import from_model
@@ -55,16 +57,16 @@ def test_counterfactual_text_uses_the_languages_country_names():
 
 
 def test_paper_rows():
-    assert m.paper_cb("x->en", "monolingual", "rand", "tr") == 3.446
-    assert m.paper_cb("x->en", "multilingual", "base", "zh") == 208.285
-    assert m.paper_cb("x->en", "monolingual", "cda", "el") == 7.278
-    assert m.paper_cb("x->en", "monolingual", "rand", "el") is None  # Table 8 has no Rand.
-    assert m.paper_cb("en->x", "monolingual", "rand", "en") == 0.703
-    assert m.paper_cb("en->x", "monolingual", "base", "en") == 0.807
+    assert mt.paper_cb("x->en", "monolingual", "rand", "tr") == 3.446
+    assert mt.paper_cb("x->en", "multilingual", "base", "zh") == 208.285
+    assert mt.paper_cb("x->en", "monolingual", "cda", "el") == 7.278
+    assert mt.paper_cb("x->en", "monolingual", "rand", "el") is None  # Table 8 has no Rand.
+    assert mt.paper_cb("en->x", "monolingual", "rand", "en") == 0.703
+    assert mt.paper_cb("en->x", "monolingual", "base", "en") == 0.807
 
 
 def test_plan_uses_stand_ins_and_skips_what_has_no_text():
-    steps = m.plan(["de", "ar"], ["ko"], monolingual={"en": "E", "de": "D"}, multilingual="M",
+    steps = mr.plan(["de", "ar"], ["ko"], monolingual={"en": "E", "de": "D"}, multilingual="M",
                    variants=["base", "ft", "align"])
     got = [(s.direction, s.language, s.source, s.role, s.variants, s.target, s.stand_in)
            for s in steps]
@@ -102,10 +104,10 @@ def test_all_variants_run_end_to_end_on_tiny_stand_ins(arch, private_cache, one_
     english = from_model(tiny_model(arch, len(tok), seed=1), tok, name=f"tiny-{arch}-en")
     # One German held-out sentence holds characters the tiny tokenizer lacks: that is reported.
     with pytest.warns(UserWarning, match="unknown to tiny-"):
-        outcomes = m.run_variants(source, "de", m.VARIANTS, direction="x->en", role="monolingual",
+        outcomes = mr.run_variants(source, "de", m.VARIANTS, direction="x->en", role="monolingual",
                                   recipe=TINY_RECIPE, evaluation=TINY_EVAL,
                                   target=(english, "en"), progress=False)
-    table = m.table(outcomes)
+    table = mt.table(outcomes)
     assert table["variant"].tolist() == list(m.VARIANTS)
     assert np.isfinite(table[["cb", "perplexity"]].to_numpy()).all()
     base = cb_scores(source, "de", templates=[1], attributes=["Enemy", "Pirate"],
@@ -117,13 +119,13 @@ def test_all_variants_run_end_to_end_on_tiny_stand_ins(arch, private_cache, one_
     # Fine-tuning changed the model: the scores of every fine-tuned variant differ from base.
     for o in outcomes[1:]:
         assert not np.allclose(o.result.log_p_target, outcomes[0].result.log_p_target)
-    shares = m.distributions(outcomes, "Enemy", 1)
+    shares = mt.distributions(outcomes, "Enemy", 1)
     assert shares.shape == (3, 5) and np.allclose(shares.sum(), 1)
 
 
 def test_a_language_without_text_gets_its_base_row_and_says_it_has_no_quality_measure(
         private_cache, one_torch_thread, tmp_path):
-    steps = m.plan(["el"], [], monolingual={"en": "english"}, multilingual="multi",
+    steps = mr.plan(["el"], [], monolingual={"en": "english"}, multilingual="multi",
                    variants=list(m.VARIANTS))
     assert [(s.language, s.variants) for s in steps] == [("el", ("base",))]
     tok = tiny_tokenizer(spell=True)
@@ -133,9 +135,9 @@ def test_a_language_without_text_gets_its_base_row_and_says_it_has_no_quality_me
     tok.add_tokens(chars)  # the tiny model must spell Greek: the engine refuses [UNK]
     lm = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2-el")
     rec = results.Recorder("ethnic-bias", "04-mitigation", {}, run_dir=tmp_path)
-    outcomes = m.run_plan(steps, lambda name: lm, recipe=TINY_RECIPE, evaluation=TINY_EVAL,
+    outcomes = mr.run_plan(steps, lambda name: lm, recipe=TINY_RECIPE, evaluation=TINY_EVAL,
                           progress=False)
-    found = m.table(outcomes)
+    found = mt.table(outcomes)
     for key, column in (("mitigation_cb", "cb"), ("mitigation_perplexity", "perplexity")):
         rec.metrics(key, found, value=column, labels=["direction", "language", "aligned_to"])
     assert [r["key"] for r in rec.record["metrics"]] == ["mitigation_cb"]  # no NaN recorded
@@ -157,7 +159,7 @@ def test_rows_are_set_against_the_monolingual_reference_of_their_direction_and_l
         ("x->en", "ko", "monolingual", "rand", 1.5, 6.087, 4000.0),
         ("x->en", "el", "monolingual", "base", 5.0, 16.126, np.nan),
     ], columns=["direction", "language", "role", "variant", "cb", "paper_cb", "perplexity"])
-    got = m.against(frame).set_index(["language", "role", "variant"])
+    got = mt.against(frame).set_index(["language", "role", "variant"])
     assert len(got) == 4  # base rows are the reference, el has nothing to compare
     align = got.loc[("en", "monolingual", "align")]
     assert align["cb_change"] == pytest.approx(0.5)
@@ -169,7 +171,7 @@ def test_rows_are_set_against_the_monolingual_reference_of_their_direction_and_l
     rand = got.loc[("ko", "monolingual", "rand")]
     assert rand["agrees"] and not rand["usable"]  # lower CB, but a broken model (200x)
     # Against the same fine-tuning without W (Table 5's point: alignment raises English's CB).
-    vs_ft = m.against(frame, "ft").set_index(["language", "role", "variant"])
+    vs_ft = mt.against(frame, "ft").set_index(["language", "role", "variant"])
     assert list(vs_ft.index) == [("en", "monolingual", "align")]
     assert vs_ft["cb_change"].item() == pytest.approx(1.2 / 0.6 - 1)
     assert vs_ft["paper_change"].item() == pytest.approx(0.643 / 0.618 - 1)
@@ -197,7 +199,7 @@ def test_table9_form_measures_each_row_against_the_english_base():
     rows = [outcome("x->en", "ko", "ft"), outcome("x->en", "ko", "align", "en"), english,
             outcome("en->x", "en", "ft"), outcome("en->x", "en", "align", "ko"),
             outcome("en->x", "en", "base", role="multilingual")]
-    got = m.jsd_to_english(rows)
+    got = mt.jsd_to_english(rows)
     assert got["paper"].tolist() == [0.618, 0.544, 0.164, 0.214]  # Table 9, ko row
     p = english.result.distribution("Enemy", 2)
     q = rows[1].result.distribution("Enemy", 2)
@@ -205,7 +207,7 @@ def test_table9_form_measures_each_row_against_the_english_base():
     s = rows[1].result.distribution("Pirate", 2)
     want = (jensenshannon(p, q) ** 2 + jensenshannon(r, s) ** 2) / 2
     assert got.loc[1, "jsd_to_english_base"] == pytest.approx(want)
-    assert m.jsd_to_english(rows[:2]).empty  # no English base row
+    assert mt.jsd_to_english(rows[:2]).empty  # no English base row
 
 
 def test_mitigation_figure_has_one_panel_per_group_with_variants_to_compare():
@@ -219,7 +221,7 @@ def test_mitigation_figure_has_one_panel_per_group_with_variants_to_compare():
     assert len(fig.axes) == 6 and len(visible) == 4  # 2 rows of 3, two panels hidden
     assert visible[2].get_title() == "x->en ko (m)"
     heights = [p.get_height() for p in visible[0].patches]
-    shares = m.distributions(rows[:2], "Enemy", 2)
+    shares = mt.distributions(rows[:2], "Enemy", 2)
     assert sorted(heights) == pytest.approx(sorted(shares.to_numpy().ravel()))
     with pytest.raises(ValueError, match="more than one variant"):
         figures.mitigation_shares(rows[-1:], "Enemy", 2)

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from biasbook.chapters.ethnic_bias import data, mitigation, tables
+from biasbook.chapters.ethnic_bias import data, mitigation_tables, tables
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 
 
@@ -70,7 +70,7 @@ def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
     width = min(len(groups), ncols)
     fig, axes = plt.subplots(nrows, width, figsize=(5.5 * width, 3.8 * nrows), squeeze=False)
     for ax, ((direction, lang, model), group) in zip(axes.flat, groups.items(), strict=False):
-        shares = mitigation.distributions(group, attribute, template)
+        shares = mitigation_tables.distributions(group, attribute, template)
         first = shares.iloc[:, 0].sort_values(ascending=False).index[:top]
         shares.loc[first].plot.bar(ax=ax, width=0.8)
         ax.set_title(f"{direction} {lang} ({model})", fontsize=9)
@@ -112,7 +112,7 @@ def interval_dots(frame: pd.DataFrame, label: str, *, value: str = "value",
 def bias_quality(rows: pd.DataFrame) -> plt.Figure:
     """CB score against held-out perplexity (log scale), one colour per direction and language,
     with each row's CB interval over cells and perplexity interval over held-out sentences
-    (:func:`~biasbook.chapters.ethnic_bias.uncertainty.mitigation_intervals`' frame)."""
+    (:func:`~biasbook.chapters.ethnic_bias.uncertainty_mitigation.mitigation_intervals`' frame)."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for k, ((direction, lang), group) in enumerate(rows.groupby(["direction", "language"])):
         x, y = group["perplexity"].to_numpy(float), group["cb"].to_numpy(float)

@@ -7,10 +7,10 @@ attributes). A causal model scores each filled sentence; a masked model scores e
 length share a forward), and as many again for the prior with the attribute masked. Notebook 02
 also scores the other word lists (authors or book) on ``compare_templates`` for comparison; 03
 reuses 02's cached scores.
-Notebook 04 builds each mitigation row (:func:`mitigation.plan`): fine-tuning the output head on
-the language's text (``recipe``; the body is frozen, so a step costs about one forward), anchors
-for alignment, then CB and held-out perplexity (pseudo-perplexity for masked models: one forward
-per token).
+Notebook 04 builds each mitigation row (:func:`.mitigation_runs.plan`): fine-tuning the output
+head on the language's text (``recipe``; the body is frozen, so a step costs about one forward),
+anchors for alignment, then CB and held-out perplexity (pseudo-perplexity for masked models: one
+forward per token).
 
 >>> P = {"02-cb-across-languages": {"languages": ["en"], "monolingual": {"en": "smollm2-135m"},
 ...      "multilingual": [], "templates": [2], "attributes": ["Enemy", "Pirate"],
@@ -25,7 +25,7 @@ import math
 from functools import cache
 
 from biasbook import plan
-from biasbook.chapters.ethnic_bias import data, mitigation, parallel, runs
+from biasbook.chapters.ethnic_bias import data, mitigation, mitigation_runs, parallel, runs
 
 
 @cache
@@ -106,11 +106,11 @@ def _mitigation(p: dict) -> list[plan.Work]:
     recipe = mitigation.Recipe(**p["recipe"])
     evaluation = mitigation.Evaluation(attributes=p["attributes"], word_lists=p["word_lists"],
                                        **p["evaluation"])
-    steps = mitigation.plan(p["x_to_en"], p["en_to_x"], monolingual=p["monolingual"],
-                            multilingual=(p["multilingual"] or [None])[0],
-                            variants=p["variants"]["x_to_en"],
-                            en_to_x_variants=p["variants"]["en_to_x"],
-                            multilingual_variants=p["variants"]["multilingual"])
+    steps = mitigation_runs.plan(p["x_to_en"], p["en_to_x"], monolingual=p["monolingual"],
+                                 multilingual=(p["multilingual"] or [None])[0],
+                                 variants=p["variants"]["x_to_en"],
+                                 en_to_x_variants=p["variants"]["en_to_x"],
+                                 multilingual_variants=p["variants"]["multilingual"])
     out = []
     for step in steps:
         for variant in step.variants:

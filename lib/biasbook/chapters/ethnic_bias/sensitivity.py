@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import datafiles, stats
-from biasbook.chapters.ethnic_bias import data, uncertainty
+from biasbook.chapters.ethnic_bias import data, uncertainty, uncertainty_cb
 from biasbook.chapters.ethnic_bias.pipeline import CBResult, cb_scores
 from biasbook.chapters.ethnic_bias.tables import base
 from biasbook.models import LanguageModel
@@ -170,8 +170,8 @@ def rewording_table(scored: Iterable[tuple[str, CBResult]],
         ids = list(next(iter(sets.values())).templates)
         same = {ORIGINAL: base(full.subset(templates=ids)),
                 **{name: base(r) for name, r in sets.items()}}
-        ci = uncertainty.cb_intervals([(group, r) for r in same.values()],
-                                      n_resamples=n_resamples, seed=seed)
+        ci = uncertainty_cb.cb_intervals([(group, r) for r in same.values()],
+                                         n_resamples=n_resamples, seed=seed)
         cells = {name: r.variances["variance"].to_numpy() for name, r in same.items()}
         for (name, r), interval in zip(same.items(), ci.to_dict("records"), strict=True):
             change = {"change": 0.0, "p_value": np.nan}

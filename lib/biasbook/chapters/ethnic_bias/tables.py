@@ -151,13 +151,13 @@ def mean_jsd(first: CBResult, second: CBResult, *, averaged: bool = False) -> fl
 
     Template ids match templates of the same meaning across languages (Chinese has ids 1-5).
     """
-    p, q, _, _ = _common_distributions(first, second)
+    p, q, _, _ = common_distributions(first, second)
     if averaged:
         return float(cb.jensen_shannon(p.mean(axis=(0, 1)), q.mean(axis=(0, 1))))
     return float(cb.jensen_shannon(p, q).mean())
 
 
-def _common_distributions(first: CBResult, second: CBResult
+def common_distributions(first: CBResult, second: CBResult
                           ) -> tuple[np.ndarray, np.ndarray, list[int], list[str]]:
     """Both results' scaled ``P'`` as ``[templates, attributes, targets]`` arrays over the
     template ids, attributes and targets they share, and those template ids and attributes."""
@@ -177,7 +177,7 @@ def jsd_cells(first: CBResult, second: CBResult) -> pd.DataFrame:
     """The Jensen-Shannon divergence of every (template id, attribute) cell the two results
     share: columns template, attribute, jsd. Their mean is :func:`mean_jsd`; they are the items
     an interval resamples."""
-    p, q, templates, attributes = _common_distributions(first, second)
+    p, q, templates, attributes = common_distributions(first, second)
     index = pd.MultiIndex.from_product([templates, attributes], names=["template", "attribute"])
     return pd.DataFrame({"jsd": cb.jensen_shannon(p, q).ravel()}, index=index).reset_index()
 
