@@ -55,9 +55,30 @@ def test_oov_report_table():
     sets = {"x": ["science", "NASA", "Einstein"], "y": ["science"]}
     plain = vectors.oov_report(kv, sets).frame().set_index("set")
     assert plain.loc["x", "n_oov"] == 2 and plain.loc["x", "oov"] == "NASA, Einstein"
-    rescued = vectors.oov_report(kv, sets, lowercase_fallback=True)
+    rescued = vectors.oov_report(kv, sets, case="fallback")
     assert rescued.keys["x"] == ["science", "nasa"] and rescued.missing["x"] == ["Einstein"]
     assert rescued.frame().set_index("set").loc["x", "lowercased"] == "NASA->nasa"
+    lowered = vectors.oov_report(kv, {"x": ["Science", "nasa"]}, case="lower")
+    assert lowered.keys["x"] == ["science", "nasa"] and lowered.lowercased["x"] == {
+        "Science": "science"}
+    assert rescued.key == {"science": "science", "NASA": "nasa"}
+    with pytest.raises(ValueError, match="case"):
+        vectors.oov_report(kv, sets, case="upper")
+    with pytest.raises(TypeError, match="fastText"):
+        vectors.oov_report(kv, sets, subword=True)
+
+
+def test_oov_report_answers_unseen_words_from_fasttext_ngrams():
+    from biasbook.embeddings import train
+
+    corpus = [["the", "cat", "sat", "on", "the", "mat"], ["a", "kitten", "and", "a", "cat"]] * 20
+    kv = train.fasttext(corpus, cache=False, vector_size=8, min_count=1, epochs=2, seed=0)
+    report = vectors.oov_report(kv, {"w": ["cat", "kittens", "Cats"]}, case="lower",
+                                subword=True)
+    assert report.keys["w"] == ["cat", "kittens", "cats"] and report.missing["w"] == []
+    assert report.synthesised["w"] == ["kittens", "cats"]
+    assert report.frame().loc[0, "synthesised"] == "kittens, cats"
+    assert np.asarray(kv[report.keys["w"]]).shape == (3, 8)
 
 
 # ---------------------------------------------------------------- word sets

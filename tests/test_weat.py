@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
+from biasbook.embeddings.wordsets import WeatTest
 from biasbook.metrics import weat
 
 # Hand-worked example. A = {a1 = (1, 0), a2 = (3, 4)}, B = {b = (0, 1)}; lengths differ on purpose,
@@ -176,21 +177,39 @@ def test_bad_input_is_rejected(hand):
         weat.weat(hand, ["x1", "x1"], ["y1", "y2"], ["a1"], ["b"])
 
 
-def test_run_tests_gives_one_row_per_test(hand):
-    class Test:  # the attributes a wordsets.WeatTest carries
-        x, y, a, b = ["x1", "x2"], ["y1", "y2"], ["a1", "a2", "nope"], ["b"]
-        x_name, y_name, a_name, b_name = "X", "Y", "A", "B"
-        paper = {"effect_size": 1.5}
+def _test(name, x, y, a, b, **extra):
+    return WeatTest(name=name, title=name, x=tuple(x), y=tuple(y), a=tuple(a), b=tuple(b),
+                    x_name="X", y_name="Y", a_name="A", b_name="B", source="hand", **extra)
 
-    table = weat.run_tests(hand, {"hand": Test(),
-                                  "tuple": (["x1"], ["y1"], ["gone"], ["b"]),
-                                  "mapping": {"x": ["x1"], "y": ["y1"], "a": ["a1"], "b": ["b"]}})
-    assert list(table["test"]) == ["hand", "tuple", "mapping"]
+
+def test_run_tests_gives_one_row_per_test(hand):
+    table = weat.run_tests(hand, {
+        "hand": _test("hand", ["x1", "x2"], ["y1", "y2"], ["a1", "a2", "nope"], ["b"],
+                      paper={"effect_size": 1.5}),
+        "lost": _test("lost", ["x1"], ["y1"], ["gone"], ["b"])})
+    assert list(table["test"]) == ["hand", "lost"]
     row = table.set_index("test").loc["hand"]
     assert row["effect_size"] == pytest.approx(HAND_D1)
     assert (row["n_oov"], row["oov"], row["paper_effect_size"]) == (1, "a: nope", 1.5)
     assert (row["x_name"], row["computable"]) == ("X", True)
-    assert not table.set_index("test").loc["tuple", "computable"]
+    assert not table.set_index("test").loc["lost", "computable"]
+    result = weat.weat(hand, ["x1", "x2"], ["y1", "y2"], ["a1", "a2", "nope"], ["b"])
+    assert result.row() == {k: v for k, v in row.items()
+                            if not k.endswith("_name") and not k.startswith("paper_")}
+
+
+def test_run_tests_takes_weat_tests_only(hand):
+    for bare in ((["x1"], ["y1"], ["a1"], ["b"]), {"x": ["x1"], "y": ["y1"], "a": ["a1"],
+                                                     "b": ["b"]}):
+        with pytest.raises(TypeError, match="takes biasbook.embeddings.wordsets.WeatTest"):
+            weat.run_tests(hand, {"bare": bare})
+
+
+def test_case_is_an_option_of_the_one_lookup(hand):
+    cased = (["X1", "X2"], ["y1", "y2"], ["a1", "a2"], ["b"])
+    assert weat.weat(hand, *cased).oov["x"] == ["X1", "X2"]
+    for case in ("lower", "fallback"):
+        assert weat.weat(hand, *cased, case=case).effect_size == pytest.approx(HAND_D1)
 
 
 def test_as_coded_p_is_the_normal_tail_of_the_permutation_null():

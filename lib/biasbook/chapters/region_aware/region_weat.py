@@ -26,9 +26,13 @@ Pairs may carry a ``pairs`` mark (:data:`.pairing.PAIR_MARKS`: ``"passing"``, or
 for a failing pair that :func:`.pairing.topic_pairs` filled in); every result row, Table 4 row and
 heat-map row keeps it, and :func:`pair_sets` sets the passing pairs beside the filled ones.
 
-Words are lower-cased (the corpora are). :func:`keybert_words` gives a topic's KeyBERT words from
-its documents (KeyBERT 0.9 with the offline all-MiniLM-L6-v2; the topic's embedding is the mean
-embedding of its documents, so long topics are not truncated to the encoder's window).
+Words are lower-cased (the corpora are): every pair's test is a
+:class:`~biasbook.embeddings.wordsets.WeatTest` (:func:`pair_test`) lower-cased by
+:meth:`~biasbook.embeddings.wordsets.WeatTest.lowercased`, and its vectors are read by WEAT's one
+lookup step (:func:`biasbook.embeddings.vectors.oov_report`, with ``subword`` for ``"subword"``).
+:func:`keybert_words` gives a topic's KeyBERT words from its documents (KeyBERT 0.9 with the
+offline all-MiniLM-L6-v2; the topic's embedding is the mean embedding of its documents, so long
+topics are not truncated to the encoder's window).
 
 >>> g = gender_words("Asia", terms="table-12")
 >>> g["female"][-3:], len(g["male"]), len(g["female"])
@@ -46,7 +50,8 @@ from tqdm.auto import tqdm
 
 from biasbook import datafiles, validate
 from biasbook.chapters.region_aware import corpora
-from biasbook.embeddings import train
+from biasbook.embeddings import train, wordsets
+from biasbook.embeddings.vectors import normalise
 from biasbook.metrics import weat
 
 CHAPTER = "region-aware"
@@ -75,7 +80,7 @@ def gender_words(region: str, *, terms: str = "text", names: bool = True) -> dic
         words = list(data["gender_terms"][terms][gender])
         if names:
             words += data["names"][region][gender]
-        out[gender] = list(dict.fromkeys(w.lower() for w in words))
+        out[gender] = list(dict.fromkeys(normalise(w, "lower") for w in words))
     return out
 
 
@@ -108,54 +113,50 @@ def evaluation_vectors(domain: str, *, regions: Sequence[str] | None = None,
                                      disable=not progress)}
 
 
-def _sets(pair, gender: dict[str, list[str]], roles: str) -> dict[str, list[str]]:
-    female_topic = [w.lower() for w in pair["female_words"]]
-    male_topic = [w.lower() for w in pair["male_words"]]
-    if roles == "gender-targets":
-        return {"x": gender["male"], "y": gender["female"], "a": male_topic, "b": female_topic}
-    return {"x": female_topic, "y": male_topic, "a": gender["female"], "b": gender["male"]}
+def pair_test(pair, gender: dict[str, list[str]], roles: str = "gender-targets"
+              ) -> wordsets.WeatTest:
+    """The WEAT of one topic pair (a row of :func:`paper_pairs`) with ``gender``
+    (:func:`gender_words`), its sets in the order ``roles`` gives (module docstring), lower-cased.
+    """
+    female, male = pair["female_topic"], pair["male_topic"]
+    sides = [(gender["male"], "male words"), (gender["female"], "female words"),
+             (pair["male_words"], f"{male} (M)"), (pair["female_words"], f"{female} (F)")]
+    if validate.choice("roles", roles, ROLES) == "topic-targets":
+        sides.reverse()  # X = F topic, Y = M topic, A = female, B = male
+    fields = {k: v for side, (words, label) in zip(wordsets.SIDES, sides, strict=True)
+              for k, v in ((side, tuple(words)), (f"{side}_name", label))}
+    return wordsets.WeatTest(name=f"{female} - {male}", title=f"{female} - {male}",
+                             source="borah2024region", **fields).lowercased()
 
 
 def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: str = "",
                 terms: str = "text", names: bool = True, roles: str = "gender-targets",
                 oov: str = "subword", **weat_options) -> pd.DataFrame:
-    """One WEAT per topic pair (rows of ``pairs``: ``region``, ``rank``, ``female_topic``,
-    ``male_topic``, ``female_words``, ``male_words``) on the vectors of its region.
+    """One WEAT (:func:`pair_test`) per topic pair (rows of ``pairs``: ``region``, ``rank``,
+    ``female_topic``, ``male_topic``, ``female_words``, ``male_words``) on its region's vectors.
 
     Columns: :data:`RESULT_COLUMNS` (``synthesised``: words answered from n-grams only;
     ``oov``: words dropped; ``shared``: words in both a gender list and a topic list, which WEAT
     keeps, as the paper's lists do) plus the ``pairs`` mark and any ``paper_*`` columns of
-    ``pairs``. A pair whose
-    region has no vectors in this domain is a row with ``computable=False`` and the reason.
-    ``weat_options`` go to :func:`biasbook.metrics.weat.weat`.
+    ``pairs``. A pair whose region has no vectors in this domain is a row with
+    ``computable=False`` and the reason. ``weat_options`` go to :func:`biasbook.metrics.weat.weat`.
     """
-    validate.choice("roles", roles, ROLES)
     validate.choice("oov", oov, OOV)
     rows = []
     for _, pair in pairs.iterrows():
-        region = pair["region"]
-        row = {"domain": domain, **{k: pair[k] for k in ("region", "rank", "female_topic",
-                                                          "male_topic")}}
-        row |= {k: pair[k] for k in pair.index if _carried(k)}
-        gender = gender_words(region, terms=terms, names=names)
-        sets = _sets(pair, gender, roles)
-        topic_words = set(pair["female_words"]) | set(pair["male_words"])
-        shared = sorted(set(gender["male"] + gender["female"]) & {w.lower() for w in topic_words})
-        row |= {"n_gender": len(gender["male"]) + len(gender["female"]),
-                "n_topic": len(pair["female_words"]) + len(pair["male_words"]),
-                "shared": ", ".join(shared), "synthesised": "", "oov": ""}
-        if region not in vectors:
-            rows.append(row | {"effect_size": np.nan, "p_value": np.nan, "computable": False,
-                               "reason": f"domain {domain!r} has no documents of {region}"})
-            continue
-        kv = vectors[region]
-        if oov == "subword":
-            kv, synthesised = train.subword_vectors(kv, [w for s in sets.values() for w in s])
-            row["synthesised"] = ", ".join(synthesised)
-        result = weat.weat(kv, **sets, **weat_options)
-        row |= {"effect_size": result.effect_size, "p_value": result.p_value,
-                "computable": result.computable, "reason": result.reason,
-                "oov": "; ".join(f"{s}: {', '.join(ws)}" for s, ws in result.oov.items() if ws)}
+        gender = gender_words(pair["region"], terms=terms, names=names)
+        test = pair_test(pair, gender, roles)
+        row = {**pair, "domain": domain, "n_gender": len(gender["male"]) + len(gender["female"]),
+               "n_topic": len(pair["female_words"]) + len(pair["male_words"]),
+               "shared": ", ".join(sorted(set(test.x + test.y) & set(test.a + test.b))),
+               "synthesised": "", "oov": "", "effect_size": np.nan, "p_value": np.nan,
+               "computable": False,
+               "reason": f"domain {domain!r} has no documents of {pair['region']}"}
+        if pair["region"] in vectors:
+            result = weat.weat(vectors[pair["region"]], *test.sets().values(),
+                               subword=oov == "subword", **weat_options)
+            synthesised = dict.fromkeys(w for ws in result.synthesised.values() for w in ws)
+            row |= result.row() | {"synthesised": ", ".join(synthesised)}
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame[RESULT_COLUMNS + [c for c in frame if _carried(c)]]

@@ -28,7 +28,7 @@ from biasbook.chapters.region_aware.uncertainty import (
     weat_words,
     with_text,
 )
-from biasbook.embeddings import train
+from biasbook.embeddings.vectors import oov_report
 
 # --- over topic pairs (notebook 05) ---------------------------------------------------------------
 
@@ -59,12 +59,11 @@ def pair_scores(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]]
     out = {}
     for r in frame[frame["computable"].astype(bool)].itertuples():
         pair = by_pair.loc[(r.region, r.rank)]
-        sets = region_weat._sets(pair, region_weat.gender_words(r.region, terms=terms,
-                                                                names=names), roles)
+        test = region_weat.pair_test(pair, region_weat.gender_words(r.region, terms=terms,
+                                                                    names=names), roles)
         kv = vectors[r.domain][r.region]
-        if oov == "subword":
-            kv, _ = train.subword_vectors(kv, [w for s in sets.values() for w in s])
-        words = weat_words(kv.key_to_index, sets)
+        report = oov_report(kv, test.sets(), subword=oov == "subword")  # as WEAT looked them up
+        words = weat_words(report.key, test.sets())
         assoc = associations(kv, words)
         n_x = len(words["x"])
         _check(float(effect_sizes(assoc, n_x, ddof)), r.effect_size,
