@@ -23,15 +23,16 @@ atlas reads all of them, so a chapter re-run with a new model shows up beside th
 {'demo · grammatical_wins': {'smollm2-135m': 1.0}}
 
 **Marks on pairs.** A *pair* is two values of one metric that differ in their *pair label*
-(``model``, else ``method``: :data:`PAIR_LABELS`). The atlas never tests a pair itself; it reads
-the tests the chapters recorded, found by this naming convention:
+(:data:`PAIR_LABELS`: ``model``, ``method``, ``lam``, ``group``, ``pair`` or ``template_set``).
+The atlas never tests a pair itself; it reads the tests the chapters recorded, found by this
+naming convention:
 
 - ``<test>_p_holm``, with the labels of the pair's first side (``model=a`` or ``method=a``), a
   ``versus=b`` label for the other side and the setting's labels: the Holm-corrected p-value of
   the difference a - b within the chapter's family of comparisons (e.g. ethnic-bias'
-  ``cb_difference_p_holm`` with ``language, model, versus``; a ``*_p_holm`` key without a
-  ``versus`` label, such as lm-gender-bias' ``lambda_effect_p_holm``, names no pair and is not
-  read);
+  ``cb_difference_p_holm`` with ``language, model, versus``; lm-gender-bias'
+  ``lambda_effect_p_holm`` with ``corpus, lam, versus``; a ``*_p_holm`` key without a
+  ``versus`` label names no pair and is not read);
 - ``<test>`` with the same labels (optional): the difference itself and its interval;
 - ``<test>_holds`` with the same labels (optional): the chapter's own verdict (1 or 0), which
   then decides instead of the threshold below.
@@ -70,6 +71,7 @@ b vs c: no test recorded (intervals overlap: a hint, not a test)
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -177,12 +179,16 @@ def models_by_metrics(tidy: pd.DataFrame, values: str = "value") -> pd.DataFrame
 # --- pairs: which differences a recorded test supports -------------------------------------------
 
 ALPHA = 0.05  # a recorded test supports a difference when Holm's p is below this
-PAIR_LABELS = ("model", "method")  # the label that names a pair's two sides, in this order
+#: The labels that can name a pair's two sides. A value's side is the first it has (its model,
+#: where it has one); a test's side is the last, the most specific: ethnic-bias' mitigation
+#: tests compare ``method=align`` with ``versus=base`` for one ``model``.
+PAIR_LABELS = ("model", "method", "lam", "group", "pair", "template_set")
 TEST_SUFFIX, VERDICT_SUFFIX, DIFFERENCE_SUFFIX = "_p_holm", "_holds", "_difference"
 # Tests whose key does not name the metric they compare: (chapter, test) -> metric. The
 # indirect-stereotypes family compares each method's mean WEAT effect size with Original's; its
 # RIPA row (test=ripa-mean-abs) matches no weat_effect_size value and is listed on its own.
-DIFFERENCE_OF = {("indirect-stereotypes", "method_difference"): "weat_effect_size"}
+DIFFERENCE_OF = {("indirect-stereotypes", "method_difference"): "weat_effect_size",
+                 ("lm-gender-bias", "lambda_effect"): "mu_seed_mean"}
 MARKS = ("A pair of models (or methods) is marked *supported* only where its chapter recorded a "
          "test of their difference and the test holds (Holm-corrected p < 0.05, and the "
          "difference's interval excludes 0 where one is recorded); *not supported* where that "
@@ -192,16 +198,27 @@ PAIR_COLUMNS = ["chapter", "profile", "metric", "setting", "a", "b", "value_a", 
                 "difference", "p_holm", "supported", "mark", "run"]
 
 
-def _side(model, label_map: dict) -> tuple[str, object, dict] | None:
-    """``(pair label, its value, the other labels)`` of a row, or ``None`` for a row that has
-    none of :data:`PAIR_LABELS`. ``versus`` is not a setting label."""
+def _labels(model, label_map: dict) -> dict:
+    """A row's labels with its model (``versus`` is not one)."""
     labels = {k: v for k, v in label_map.items() if k != "versus"}
-    if isinstance(model, str) and model:
-        return "model", model, labels
-    for name in PAIR_LABELS[1:]:
-        if name in labels:
-            return name, labels[name], {k: v for k, v in labels.items() if k != name}
-    return None
+    return {"model": model, **labels} if isinstance(model, str) and model else labels
+
+
+def _side(model, label_map: dict, *, test: bool = False) -> tuple[str, object, dict] | None:
+    """``(pair label, its value, the other labels)`` of a row (a test's row with ``test``), or
+    ``None`` for a row that has none of :data:`PAIR_LABELS`.
+
+    >>> _side("m", {"method": "align", "versus": "base"}, test=True)
+    ('method', 'align', {'model': 'm'})
+    >>> _side("m", {"method": "align"})
+    ('model', 'm', {'method': 'align'})
+    """
+    labels = _labels(model, label_map)
+    present = [name for name in PAIR_LABELS if name in labels]
+    if not present:
+        return None
+    name = present[-1] if test else present[0]
+    return name, labels[name], {k: v for k, v in labels.items() if k != name}
 
 
 def _value_text(value, low, high) -> str:
@@ -261,7 +278,7 @@ def recorded_tests(tidy: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     found = tidy[tidy["key"].str.endswith(TEST_SUFFIX) &
                  tidy["label_map"].map(lambda m: "versus" in m)]
     for row in found.itertuples():
-        side = _side(row.model, row.label_map)
+        side = _side(row.model, row.label_map, test=True)
         if side is None:
             continue
         name, a, setting = side
@@ -320,11 +337,18 @@ def comparisons(numbers: pd.DataFrame, every: pd.DataFrame | None = None,
     rows, tested = [], []
 
     def value_of(test, side):
-        match = values[(values["chapter"] == test["chapter"]) & (values["run"] == test["run"])
-                       & (values["key"] == test["metric"])
-                       & (values["pair_label"] == test["pair_label"]) & (values["side"] == side)
-                       & values["setting_map"].map(lambda m: _covers(test["setting_map"], m))]
-        return match.iloc[0] if len(match) else None
+        """The row of the test's metric and run whose pair label is ``side`` and whose other
+        labels include the test's setting (with that row's setting for the column)."""
+        rows = numbers[(numbers["chapter"] == test["chapter"]) & (numbers["run"] == test["run"])
+                       & (numbers["key"] == test["metric"])]
+        for _, row in rows.iterrows():
+            labels = _labels(row["model"], row["label_map"])
+            setting = {k: v for k, v in labels.items() if k != test["pair_label"]}
+            if labels.get(test["pair_label"]) == side and _covers(test["setting_map"], setting):
+                return SimpleNamespace(value=row["value"], ci_low=row["ci_low"],
+                                       ci_high=row["ci_high"], setting_map=setting,
+                                       setting=_setting_text(setting))
+        return None
 
     for _, test in recorded.iterrows():
         a, b = value_of(test, test["a"]), value_of(test, test["b"])
@@ -335,10 +359,10 @@ def comparisons(numbers: pd.DataFrame, every: pd.DataFrame | None = None,
         if found:
             tested.append(test)
         # shown under the values' column where they share one (ethnic-bias' models do not)
-        same_column = found and a["setting_map"] == b["setting_map"]
+        same_column = found and a.setting_map == b.setting_map
         rows.append({**{k: test[k] for k in PAIR_COLUMNS if k in test.index},
                      "metric": test["metric"] if found else test["test"],
-                     "setting": a["setting"] if same_column else test["setting"],
+                     "setting": a.setting if same_column else test["setting"],
                      "value_a": _value_text(a.value, a.ci_low, a.ci_high) if found else "",
                      "value_b": _value_text(b.value, b.ci_low, b.ci_high) if found else ""})
 

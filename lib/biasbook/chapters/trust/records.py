@@ -40,17 +40,19 @@ import numpy as np
 import pandas as pd
 
 from biasbook import results
+from biasbook.atlas import (  # the naming convention of recorded tests, in one place
+    ALPHA,
+    DIFFERENCE_SUFFIX,
+    PAIR_LABELS,
+    TEST_SUFFIX,
+    VERDICT_SUFFIX,
+)
 from biasbook.paths import runs_dir
 
 RUNS_DIR = runs_dir()
-ALPHA = 0.05
-TEST_SUFFIX, VERDICT_SUFFIX, DIFFERENCE_SUFFIX = "_p_holm", "_holds", "_difference"
 #: Columns of :func:`biasbook.results.load` that are not labels of a number.
 NOT_LABELS = ("run", "chapter", "notebook", "status", "params", "profile", "key",
               *results.VALUE_FIELDS)
-#: The label naming the two sides of a pair, in this order (``versus`` names the other side):
-#: a model, a method, or lm-gender-bias' regularisation weight λ (``lam``, tested against 0).
-PAIR_LABELS = ("model", "method", "lam")
 #: Labels under which a chapter records one metric for several templates or word lists, and
 #: the value of each that is the reference (the paper's template, the full or base list).
 VARIATION_LABELS = {"template_set": ("original",), "word_lists": ("authors", "caliskan"),
@@ -212,7 +214,7 @@ def _pair(row: pd.Series) -> tuple[str, str]:
     Sides that are numbers carry their label's name (``lam=1 vs lam=0``)."""
     labels = {c: _plain(row[c]) for c in label_columns(row.to_frame().T) if _present(row[c])}
     versus = labels.pop("versus", None)
-    side = next((name for name in PAIR_LABELS if name in labels), None)
+    side = next((name for name in reversed(PAIR_LABELS) if name in labels), None)  # as atlas
     if versus is None or side is None:
         return ", ".join(f"{k}={v}" for k, v in labels.items()), ""
     a = labels.pop(side)
