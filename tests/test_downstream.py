@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import torch
 
-from biasbook.chapters.herb import analysis, propagation, toxic
 from biasbook.chapters.herb import downstream as ds
+from biasbook.chapters.herb import propagation, regions, sentence_scores, tables, toxic
 from biasbook.models import fingerprint, from_model
 from biasbook.testing import tiny_model, tiny_tokenizer
 from biasbook.training import classifiers, continual
@@ -455,7 +455,7 @@ def test_herb_vs_change_is_spearman_of_bias_and_change_size():
 
 def test_train_classifiers_loads_each_encoder_once(tiny_encoder, fresh_cache, monkeypatch):
     loads = []
-    monkeypatch.setattr(propagation.lms, "load", lambda name: loads.append(name) or tiny_encoder)
+    monkeypatch.setattr("biasbook.models.load", lambda name: loads.append(name) or tiny_encoder)
     (train, y), (test, _) = separable_toy_set()
     frame = pd.DataFrame({"text": train, "label": y})
     data = {"hatespeech18": (frame, frame), "imdb": (frame, frame)}
@@ -488,7 +488,7 @@ def test_model_corpus_subsamples_the_models_own_corpus():
     gpt = from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
     regions, words = ["paris", "london", "tokyo"], ["kind", "lazy", "smart", "good"]
     full = toxic.model_corpus(gpt, regions, words, top_k=2)
-    scores = analysis.descriptor_scores(gpt, regions, words)
+    scores = sentence_scores.descriptor_scores(gpt, regions, words)
     assert full.equals(toxic.toxic_corpus(scores, regions, words, top_k=2))
     part = toxic.model_corpus(gpt, regions, words, top_k=2, size=3, seed=1)
     assert len(part) == 3 and list(part.index) == sorted(part.index)
@@ -514,12 +514,12 @@ def _fake_runs(table, epochs=3, shift=1.0):
 
 
 def test_epoch_bias_and_its_shift_control():
-    table = analysis.herb_regions(["FR", "DE", "JP", "IN"], cities_per_country=0)
+    table = regions.herb_regions(["FR", "DE", "JP", "IN"], cities_per_country=0)
     runs = _fake_runs(table)
     bias = toxic.epoch_bias(table, runs)
     assert list(bias.columns) == ["AS", "EU", "overall"]  # continents absent: dropped
     for epoch, scores in enumerate(runs["m"].results):
-        expected = analysis.bias_summary(table, scores).dropna()
+        expected = tables.bias_summary(table, scores).dropna()
         assert bias.loc[("m", epoch)].tolist() == pytest.approx(expected.tolist())
     assert bias["overall"].is_monotonic_increasing  # scores nearer 0: a shorter norm
     control = toxic.epoch_bias(table, runs, remove_shift=True)

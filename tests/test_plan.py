@@ -20,8 +20,10 @@ def rows(works, notebook=None, unit=None):
 # ------------------------------------------------------------------------------- counting
 
 def test_herb_counts_regions_times_descriptors_once_per_model():
-    from biasbook.chapters.herb import analysis
+    from biasbook.chapters.herb import data as herb_data
     from biasbook.chapters.herb import plan as herb
+    from biasbook.chapters.herb.regions import herb_regions
+    from biasbook.chapters.herb.sentence_scores import fill_template
 
     P = resolved("herb", "book", countries=["FR", "JP"], cities_per_country=1,
                  models=["bert-base-cased", "smollm2-135m"], robustness_models=["smollm2-135m"],
@@ -32,8 +34,8 @@ def test_herb_counts_regions_times_descriptors_once_per_model():
     # continents EU, AS; countries FR, JP; one city each: 6 regions, 112 descriptors
     first = rows(works, "01")
     assert [w.count for w in first] == [6 * 112, 6, 6 * 112, 6]
-    sentences = analysis.fill_template(
-        analysis.herb_regions(["FR", "JP"], 1)["name"], herb.herb_data.descriptors()["word"])
+    sentences = fill_template(herb_regions(["FR", "JP"], 1)["name"],
+                              herb_data.descriptors()["word"])
     assert first[0].tokens == sum(plan.estimate_tokens(s) + 2 for s in sentences)
     assert first[0].engine == "masked" and first[2].engine == "causal"
     # 02 scores only the substitutes anew (01 cached the rest); 10 resamples x (2 models +

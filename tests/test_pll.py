@@ -193,8 +193,8 @@ def test_the_variant_is_part_of_the_cache_key(bert):
 
 
 def test_herb_masked_method_scores_masked_models_only(tok, bert):
-    from biasbook.chapters.herb.analysis import fill_template
     from biasbook.chapters.herb.model_scores import score_models
+    from biasbook.chapters.herb.sentence_scores import fill_template
 
     gpt = models.from_model(testing.tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
     regions, words = ["paris", "tokyo"], ["kind", "unbelievable"]

@@ -136,7 +136,7 @@ def test_substitutions_align_with_descriptors():
 
 
 def test_paper_results():
-    results = herb_data.paper_results()
+    results = herb_data.printed_numbers()
     assert results.groupby("table").size().to_dict() == {
         "table1": 56, "table2": 28, "table3": 42, "table6": 42}
     albert = results.query("model == 'ALBERT-base-v2' and metric == 'C_w' and condition == 'full'")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from biasbook import models, testing
-from biasbook.chapters.herb import analysis
+from biasbook.chapters.herb import sentence_scores
 from biasbook.scoring import score_sentences, score_stream, sentences
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -73,13 +73,13 @@ def test_herb_descriptor_scores_stream_whole_regions(gpt, monkeypatch):
         calls.append(len(chunk))
         return score(lm, chunk, *args, **kwargs)
 
-    whole = score_sentences(gpt, analysis.fill_template(regions(23), WORDS), cache=False)
+    whole = score_sentences(gpt, sentence_scores.fill_template(regions(23), WORDS), cache=False)
     monkeypatch.setattr(sentences, "score_sentences", recording)
-    matrix = analysis.descriptor_scores(gpt, regions(23), WORDS, chunk=32, cache=False)
+    matrix = sentence_scores.descriptor_scores(gpt, regions(23), WORDS, chunk=32, cache=False)
     assert calls == [30, 30, 30, 25]  # six regions of five words a chunk, never all 115
     np.testing.assert_allclose(matrix, whole.mean.reshape(23, len(WORDS)), rtol=1e-6, atol=0)
     with pytest.raises(ValueError, match="at least one region"):
-        analysis.descriptor_scores(gpt, [], WORDS, cache=False)
+        sentence_scores.descriptor_scores(gpt, [], WORDS, cache=False)
 
 
 def traced_peak(lm, n_regions):

@@ -37,6 +37,4 @@ Tables, ours next to the paper's:
 Figures: :mod:`.maps` draws Fig. 1 (one descriptor on a map) and lays out Fig. 3 (country
 representations); the other figures are drawn next to what they show (``plot_*`` of
 :mod:`.toy` and :mod:`.tables`, :func:`~.continent_order.c_against_n`).
-
-:mod:`.analysis` is transitional: it re-exports four names for importers outside the chapter.
 """

@@ -85,8 +85,3 @@ def printed_numbers() -> pd.DataFrame:
     ]
     columns = ["table", "model", "metric", "condition", "region", "printed", "multiplier"]
     return pd.DataFrame(rows)[columns]
-
-
-#: Transitional old name of :func:`printed_numbers`, for ``tests/test_regions.py`` only
-#: (outside the chapter); remove it once that test calls :func:`printed_numbers`.
-paper_results = printed_numbers

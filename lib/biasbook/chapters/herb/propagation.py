@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
-from biasbook import models as lms
+import biasbook.models
 from biasbook.chapters.herb import downstream, regions
 from biasbook.chapters.herb.data import descriptors
 from biasbook.chapters.herb.model_scores import score_models
@@ -129,7 +129,7 @@ def train_classifiers(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
         for name in models:
             if method == "linear-probe":
                 if name not in encoders:
-                    lm = lms.load(name)
+                    lm = biasbook.models.load(name)
                     if rec is not None:
                         rec.model(lm)
                     encoders[name] = SentenceEncoder(lm, max_length=max_length)

@@ -21,8 +21,8 @@ import pandas as pd
 import torch
 
 from biasbook import profiles, store
-from biasbook.chapters.herb import analysis as herb
 from biasbook.chapters.herb import data as herb_data
+from biasbook.chapters.herb import regions, sentence_scores
 from biasbook.embeddings import wordsets
 from biasbook.models import LanguageModel
 
@@ -90,7 +90,7 @@ class Spec:
         return wordsets.load("caliskan")[self.probe_test]
 
     def region_table(self) -> pd.DataFrame:
-        return herb.herb_regions(countries=list(self.herb_countries),
+        return regions.herb_regions(countries=list(self.herb_countries),
                                  cities_per_country=self.herb_cities_per_country)
 
 
@@ -140,7 +140,8 @@ def measure(lm: LanguageModel, spec: Spec, *, progress: bool | None = None
 
     table = spec.region_table()
     words = herb_data.descriptors()["word"].tolist()
-    herb_scores = herb.descriptor_scores(lm, table["name"].tolist(), words, progress=progress)
+    herb_scores = sentence_scores.descriptor_scores(lm, table["name"].tolist(), words,
+                                                    progress=progress)
     cb = cb_scores(lm, "en", templates=list(spec.cb_templates),
                    attributes=list(spec.cb_attributes), word_lists=spec.cb_word_lists,
                    progress=progress)

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from biasbook import models, profiles, store
-from biasbook.chapters.herb import analysis as herb
 from biasbook.chapters.herb import data as herb_data
-from biasbook.chapters.herb import toxic
+from biasbook.chapters.herb import regions, toxic
 from biasbook.models import LanguageModel
 from biasbook.training.continual import continual_training
 
@@ -43,7 +42,7 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
     ``recipe``'s regions), epoch 1 first. The epochs' fingerprints are cached by content
     (``cache_dir()/trust-toxic``), each epoch's measurement by its fingerprint, so a rerun
     trains nothing; a missing measurement trains the run again."""
-    table = herb.herb_regions(countries=recipe["countries"],
+    table = regions.herb_regions(countries=recipe["countries"],
                               cities_per_country=recipe["cities_per_country"])
     names, words = table["name"].tolist(), herb_data.descriptors()["word"].tolist()
     corpus = toxic.model_corpus(lm, names, words, top_k=recipe["top_k"],
