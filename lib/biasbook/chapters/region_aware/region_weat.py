@@ -324,14 +324,3 @@ def keybert_pairs(pairs: pd.DataFrame, documents: Mapping[str, pd.DataFrame], *,
             words.append(keybert_words(texts, top_n=top_n, **options))
         out[f"{side}_words"] = words
     return out
-
-
-def agreement(results: pd.DataFrame) -> pd.DataFrame:
-    """Per domain, over the pairs with both numbers: ``pairs``, ``same_sign`` (share whose sign
-    matches the paper's) and ``pearson`` (correlation with the paper's effect sizes)."""
-    both = results.dropna(subset=["effect_size", "paper"])
-    rows = [{"domain": domain, "pairs": len(g),
-             "same_sign": float((np.sign(g["effect_size"]) == np.sign(g["paper"])).mean()),
-             "pearson": float(g["effect_size"].corr(g["paper"])) if len(g) > 2 else np.nan}
-            for domain, g in both.groupby("domain", sort=False)]
-    return pd.DataFrame(rows, columns=["domain", "pairs", "same_sign", "pearson"])

@@ -191,7 +191,7 @@ def chance_agreement(ours: np.ndarray, theirs: np.ndarray) -> float:
 def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
                         n_resamples: int = 1999, n_permutations: int = 9999, seed: int = 0,
                         alpha: float = ALPHA) -> pd.DataFrame:
-    """Notebook 05: per domain, over the pairs with both numbers (:func:`.region_weat.agreement`),
+    """Notebook 05: per domain, over the pairs with both numbers (ours and Table 4's),
     the share whose sign matches Table 4 (``value``...) and the Pearson correlation
     (``pearson value``...), each with its percentile interval over the **pairs** (from
     :data:`MIN_UNITS` pairs). Is either more than chance? Each gets a two-sided permutation p that
