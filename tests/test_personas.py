@@ -185,9 +185,9 @@ def test_personas_keep_the_mark_and_longer_personas_continue_the_shorter(
 @pytest.mark.slow
 def test_persona_step_twice_without_cache_gives_the_same_table(one_torch_thread):
     """Same seed, same table: Africa's paper pairs through SmolLM2 twice, nothing cached."""
-    from biasbook.chapters.region_aware import region_weat
+    from biasbook.chapters.region_aware import topic_pair_weat
 
-    pairs = region_weat.paper_pairs(["Africa"])
+    pairs = topic_pair_weat.paper_pairs(["Africa"])
     settings = {"models": ["smollm2-135m"], "runs": 2, "max_new_tokens": 16}
     first, second = (personas.personas(pairs, settings, progress=False, cache=False)
                      for _ in range(2))

@@ -12,7 +12,13 @@ import pytest
 from gensim.models import KeyedVectors
 
 from biasbook import stats
-from biasbook.chapters.region_aware import pairing, personas, region_weat, topics, weat_regions
+from biasbook.chapters.region_aware import (
+    pairing,
+    personas,
+    topic_pair_weat,
+    topics,
+    weat_across_regions,
+)
 from biasbook.chapters.region_aware import uncertainty as U
 from biasbook.chapters.region_aware import uncertainty_pairs as UP
 from biasbook.chapters.region_aware import uncertainty_personas as UPe
@@ -94,17 +100,17 @@ def test_the_difference_p_value_is_the_enumerated_swap_test():
 
 
 def test_weat_intervals_and_region_differences_reproduce_the_tables_numbers():
-    test = weat_regions.caliskan_tests()["names-career-family"]
+    test = weat_across_regions.caliskan_tests()["names-career-family"]
     words = [w for s in "xyab" for w in getattr(test, s)]
     vectors = {"d": {"Africa": keyed(words, 1), "Asia": keyed(words, 2)}}
-    table = weat_regions.weat_by_domain(vectors, n_samples=100)
-    out = U.weat_intervals(vectors, table, weat_regions.caliskan_tests(), n_resamples=299)
+    table = weat_across_regions.weat_by_domain(vectors, n_samples=100)
+    out = U.weat_intervals(vectors, table, weat_across_regions.caliskan_tests(), n_resamples=299)
     row = out[out["computable"]].set_index("region")
     assert list(row.index) == ["Africa", "Asia"]
     assert (row["ci_low"] <= row["value"]).all() and (row["value"] <= row["ci_high"]).all()
     assert set(row["paper_check"]) == {"not comparable: d, not GeoWAC"}
-    diffs = U.region_differences(vectors, table, weat_regions.caliskan_tests(), n_resamples=299,
-                                 n_permutations=999)
+    diffs = U.region_differences(vectors, table, weat_across_regions.caliskan_tests(),
+                                 n_resamples=299, n_permutations=999)
     # the same vocabulary in both regions: the difference is that of the table's effect sizes
     assert len(diffs) == 1 and diffs.loc[0, "words"] == 16
     assert (diffs.loc[0, "group"], diffs.loc[0, "versus"]) == ("d / Africa", "d / Asia")
@@ -114,15 +120,15 @@ def test_weat_intervals_and_region_differences_reproduce_the_tables_numbers():
 
 
 def test_cells_without_enough_shared_words_are_listed_untested():
-    test = weat_regions.caliskan_tests()["names-career-family"]
+    test = weat_across_regions.caliskan_tests()["names-career-family"]
     rest = [w for s in "yab" for w in getattr(test, s)]
     x = list(test.x)
     vectors = {"d": {"Europe": keyed(x[:4] + rest, 1), "Oceania": keyed(x[4:] + rest, 2),
                      "Asia": keyed(x + rest, 3)}}
-    table = weat_regions.weat_by_domain(vectors, n_samples=100)
+    table = weat_across_regions.weat_by_domain(vectors, n_samples=100)
     assert table.loc[table["test"] == "names-career-family", "computable"].all()
-    diffs = U.region_differences(vectors, table, weat_regions.caliskan_tests(), n_resamples=99,
-                                 n_permutations=999).set_index(["group", "versus"])
+    diffs = U.region_differences(vectors, table, weat_across_regions.caliskan_tests(),
+                                 n_resamples=99, n_permutations=999).set_index(["group", "versus"])
     untested = diffs.loc[("d / Europe", "d / Oceania")]          # no male name in both
     assert untested["reason"].startswith("not comparable") and np.isnan(untested["p_holm"])
     assert not untested["holds"] and untested["verdict"] == "not tested"
@@ -134,7 +140,7 @@ def test_cells_without_enough_shared_words_are_listed_untested():
 
 
 def test_pair_weat_intervals_reproduce_the_region_aware_test():
-    gender = region_weat.gender_words("Africa", terms="table-12", names=False)
+    gender = topic_pair_weat.gender_words("Africa", terms="table-12", names=False)
     pairs = pd.DataFrame({"region": ["Africa"], "rank": [1], "female_topic": ["F"],
                           "male_topic": ["M"], "pairs": ["passing"], "paper_un": [0.5],
                           "female_words": [["cook", "home", "baby", "dress"]],
@@ -143,7 +149,7 @@ def test_pair_weat_intervals_reproduce_the_region_aware_test():
              *pairs.loc[0, "male_words"]]
     vectors = {"un-debates": {"Africa": keyed(words, 4)}}
     options = {"terms": "table-12", "names": False, "oov": "drop", "n_samples": 100}
-    frame = region_weat.weat_by_domain(pairs, vectors, **options)
+    frame = topic_pair_weat.weat_by_domain(pairs, vectors, **options)
     scores = UP.pair_scores(pairs, vectors, frame, **options)
     assert list(scores) == [("un-debates", "Africa", 1)]
     out = UP.pair_weat_intervals(frame, scores, n_resamples=299)
@@ -312,7 +318,7 @@ def test_a_regions_mean_effect_resamples_its_pairs_and_their_shared_words():
     results = pd.DataFrame({"domain": "un", "region": "Asia", "rank": range(1, 7),
                             "pairs": ["passing"] * 2 + ["filled"] * 4, "effect_size": effects,
                             "computable": True})
-    sets = region_weat.pair_sets(results)
+    sets = topic_pair_weat.pair_sets(results)
     out = UP.pair_set_intervals(results, sets, scores, n_resamples=299).set_index("pairs")
     assert math.isclose(out.loc["passing+filled", "value"], np.mean(effects))
     assert out.loc["passing+filled", "ci_unit"] == "topic pairs x target words"

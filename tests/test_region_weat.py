@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasbook.chapters.region_aware import region_weat as rw
-from biasbook.chapters.region_aware import weat_regions as wr
+from biasbook.chapters.region_aware import topic_pair_weat as rw
+from biasbook.chapters.region_aware import weat_across_regions as wr
 from biasbook.embeddings.vectors import from_arrays
 
 # Two groups of n words, all words of a group on one vector: every association of group 1 is c1,

@@ -2,9 +2,9 @@
 
 - :mod:`.corpora`: region-labelled corpora (UN General Debate sentences and city tweets stand in
   for GeoWAC; GeoWAC itself on the ``paper`` profile), Table 5 volumes.
-- :mod:`.weat_regions`: Sec. 3 and Appendix C, the ten Caliskan WEAT tests on word2vec vectors
-  trained per region (Tables 1 and 7).
-- :mod:`.region_weat`: Sec. 5, WEAT on region-aware topic pairs with region-specific names, on
+- :mod:`.weat_across_regions`: Sec. 3 and Appendix C, the ten Caliskan WEAT tests on word2vec
+  vectors trained per region (Tables 1 and 7).
+- :mod:`.topic_pair_weat`: Sec. 5, WEAT on region-aware topic pairs with region-specific names, on
   fastText vectors per evaluation domain and region (Table 4).
 - :mod:`.iat`: Sec. 4.3's IAT protocol as a small text test a reader can take.
 - :mod:`.figures`: the pipeline diagram and effect-size heat maps.

@@ -17,11 +17,11 @@ import pandas as pd
 #: (label, where in the book, column, row) of the pipeline's boxes.
 STEPS = [
     ("Region-labelled corpus\n(GeoWAC; here UN\ndebates and tweets)", "01 · corpora.py", 0, 0.5),
-    ("Caliskan's WEAT tests\nword2vec per region", "02 · weat_regions.py", 1, 1.5),
+    ("Caliskan's WEAT tests\nword2vec per region", "02 · weat_across_regions.py", 1, 1.5),
     ("F/M-aligned examples\n52 gendered word pairs", "03 · gendered.py", 1, -0.5),
     ("BERTopic per region\nF/M topics, u_mass rank", "03 · topics.py", 2, -0.5),
     ("Topic pairs\n|cos(F,she) - cos(M,he)|\n< 0.01", "04 · topics.py", 3, -0.5),
-    ("Region-aware WEAT\nfastText per domain", "05 · region_weat.py", 4, 0.7),
+    ("Region-aware WEAT\nfastText per domain", "05 · topic_pair_weat.py", 4, 0.7),
     ("IAT with people\n(here: self-run)", "05 · iat.py", 4, -0.5),
     ("LLM personas\ngender mismatch", "06 · personas.py", 4, -1.7),
 ]

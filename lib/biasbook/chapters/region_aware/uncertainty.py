@@ -283,8 +283,8 @@ def _sets(test) -> dict[str, list[str]]:
 def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFrame,
                    tests: Mapping[str, object], *, ddof: int = 1, level: float = LEVEL,
                    n_resamples: int = 1999, seed: int = 0) -> pd.DataFrame:
-    """Notebook 02: ``table`` (:func:`.weat_regions.weat_by_domain`) with each computable effect
-    size's interval over the target words (record columns; the estimate is the table's) and
+    """Notebook 02: ``table`` (:func:`.weat_across_regions.weat_by_domain`) with each computable
+    effect size's interval over the target words (record columns; the estimate is the table's) and
     ``paper_check`` against Table 7, which is GeoWAC's (:func:`not_comparable`)."""
     rows = []
     for r in table[table["computable"].astype(bool)].itertuples():

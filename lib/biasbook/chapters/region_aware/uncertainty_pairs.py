@@ -46,12 +46,12 @@ def pair_scores(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]]
                 frame: pd.DataFrame, *, terms: str = "text", names: bool = True,
                 roles: str = "gender-targets", oov: str = "subword", ddof: int = 1,
                 **_) -> dict[tuple[str, str, int], PairScores]:
-    """Notebook 05: per computable row of ``frame`` (:func:`.region_weat.weat_by_domain` of
+    """Notebook 05: per computable row of ``frame`` (:func:`.topic_pair_weat.weat_by_domain` of
     ``pairs`` on ``vectors``), keyed ``(domain, region, rank)``, the associations of the words its
     WEAT used, on the same vectors (fastText's n-gram vectors where ``oov="subword"``); each must
     give the row's effect size. Extra keywords (``n_samples``, ``seed``) are ignored, so the
     notebook's WEAT options can be passed whole."""
-    from biasbook.chapters.region_aware import region_weat
+    from biasbook.chapters.region_aware import topic_pair_weat
 
     by_pair = pairs.set_index(["region", "rank"])
     if not by_pair.index.is_unique:
@@ -59,7 +59,7 @@ def pair_scores(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]]
     out = {}
     for r in frame[frame["computable"].astype(bool)].itertuples():
         pair = by_pair.loc[(r.region, r.rank)]
-        test = region_weat.pair_test(pair, region_weat.gender_words(r.region, terms=terms,
+        test = topic_pair_weat.pair_test(pair, topic_pair_weat.gender_words(r.region, terms=terms,
                                                                     names=names), roles)
         kv = vectors[r.domain][r.region]
         report = oov_report(kv, test.sets(), subword=oov == "subword")  # as WEAT looked them up
@@ -75,7 +75,7 @@ def pair_scores(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]]
 def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores], *,
                         ddof: int = 1, level: float = LEVEL, n_resamples: int = 1999,
                         seed: int = 0) -> pd.DataFrame:
-    """Notebook 05: ``frame`` (:func:`.region_weat.weat_by_domain`) with each computable effect
+    """Notebook 05: ``frame`` (:func:`.topic_pair_weat.weat_by_domain`) with each computable effect
     size's interval over the target words (``scores``: :func:`pair_scores`) and
     ``paper_check`` against Table 4 (:func:`table4_comparability`)."""
     rows = []
@@ -112,18 +112,18 @@ def pair_set_intervals(results: pd.DataFrame, sets: pd.DataFrame,
                        scores: Mapping[tuple, PairScores], *, ddof: int = 1,
                        level: float = LEVEL, n_resamples: int = 1999, seed: int = 0
                        ) -> pd.DataFrame:
-    """Notebook 05: ``sets`` (:func:`.region_weat.pair_sets` of ``results``) with each mean
+    """Notebook 05: ``sets`` (:func:`.topic_pair_weat.pair_sets` of ``results``) with each mean
     effect's percentile interval over the set's **pairs and target words** together: the pairs
     of a region share their gender words, so resampling the pairs alone would miss the largest
     common source of noise. Pairs and X and Y words are resampled independently (a crossed
     bootstrap, :func:`biasbook.stats.interval` with three samples and ``paired=False``). Sets of
     fewer than :data:`MIN_UNITS` pairs get no interval."""
-    from biasbook.chapters.region_aware import region_weat
+    from biasbook.chapters.region_aware import topic_pair_weat
 
     rows = []
     for r in sets.itertuples():
         part = results[(results["domain"] == r.domain) & (results["region"] == r.region)
-                       & results["pairs"].isin(region_weat.PAIR_SETS[r.pairs])
+                       & results["pairs"].isin(topic_pair_weat.PAIR_SETS[r.pairs])
                        & results["computable"].astype(bool)]
         chosen = [scores[(r.domain, r.region, k)] for k in part["rank"]]
         ci = None
