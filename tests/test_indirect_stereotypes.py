@@ -157,36 +157,16 @@ def test_benchmark_runs_add_the_earlier_semeval_score_beside_the_papers():
     assert list(runs["benchmark"]) == ["SemEval2012_2", tables.SEMEVAL_AS_BEFORE] * 2
     assert list(runs["metric"]) == ["spearman", "accuracy"] * 2
     assert set(tables.benchmark_runs(kvs, ["RG65"])["benchmark"]) == {"RG65"}
-    t1 = tables.table1(runs).set_index("benchmark")
-    assert t1.loc["SemEval2012_2", "BIRM (paper, %)"] == -8.93
-    assert t1.loc[tables.SEMEVAL_AS_BEFORE, "n_items"] == 10014
+    assert runs.loc[runs["benchmark"] == tables.SEMEVAL_AS_BEFORE, "n_items"].iloc[0] == 10014
 
 
-def test_table1_relative_change_of_medians():
-    runs = pd.DataFrame({"benchmark": ["MEN"] * 6, "task": ["similarity"] * 6,
-                         "metric": ["spearman"] * 6, "n_items": [3000] * 6, "n_oov": [12] * 6,
-                         "method": ["original"] * 3 + ["birm"] * 3,
-                         "score": [0.4, 0.5, 0.9, 0.45, 0.55, 0.6]})
-    t = tables.table1(runs)
-    assert t["BIRM (proposed) (ours, %)"].item() == pytest.approx(10.0)  # medians 0.5 -> 0.55
-    assert t["BIRM (paper, %)"].item() == 0.48
-    zero = tables.table1(runs.assign(score=[0, 0, 0, 1, 1, 1]))
-    assert np.isnan(zero["BIRM (proposed) (ours, %)"].item())
-
-
-def test_ripa_and_table5():
+def test_ripa_runs_score_the_direct_tests_targets():
     kvs = {("original", 0): toy_vectors(0), ("cds", 0): toy_vectors(1)}
     runs = tables.ripa_runs(kvs)
     direct = {n: t for n, t in tables.paper_tests().items() if t.group == "direct"}
     assert runs.attrs["pairs"] == wordsets.gendered_pairs(direct)
     assert "einstein" not in set(runs["word"]) and "career" in set(runs["word"])
-    t5 = tables.table5(runs)
-    row = t5[t5["word"] == "career"]
-    assert row["Original (paper)"].item() == -1.92 and row["CDS (paper)"].item() == -2.59
-    assert row["CDS (ours)"].item() == pytest.approx(
-        runs[(runs["word"] == "career") & (runs["method"] == "cds")]["ripa"].item())
-    assert tables.mean_abs_change(pd.DataFrame({"a": [1.0, -2.0], "b": [0.5, 1.0]}), "a", "b") \
-        == pytest.approx(-0.75)
+    assert set(runs["method"]) == {"original", "cds"}
 
 
 # --- intervals over words and seeds, paired method tests (issue 24) ---------------------------

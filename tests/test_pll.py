@@ -200,7 +200,7 @@ def test_herb_masked_method_scores_masked_models_only(tok, bert):
     regions, words = ["paris", "tokyo"], ["kind", "unbelievable"]
     got = score_models([bert, gpt], regions, words, region_scores=True,
                        masked_method="pll_word_l2r", cache=False)
-    want = score_sentences(bert, fill_template(regions, words), "pll", pll="within_word_l2r",
+    want = score_sentences(bert, list(fill_template(regions, words)), "pll", pll="within_word_l2r",
                            cache=False).mean.reshape(2, 2)
     np.testing.assert_allclose(got["tiny-bert"].scores, want)
     np.testing.assert_allclose(got["tiny-bert"].region_scores, score_sentences(

@@ -73,7 +73,8 @@ def test_herb_descriptor_scores_stream_whole_regions(gpt, monkeypatch):
         calls.append(len(chunk))
         return score(lm, chunk, *args, **kwargs)
 
-    whole = score_sentences(gpt, sentence_scores.fill_template(regions(23), WORDS), cache=False)
+    whole = score_sentences(gpt, list(sentence_scores.fill_template(regions(23), WORDS)),
+                            cache=False)
     monkeypatch.setattr(sentences, "score_sentences", recording)
     matrix = sentence_scores.descriptor_scores(gpt, regions(23), WORDS, chunk=32, cache=False)
     assert calls == [30, 30, 30, 25]  # six regions of five words a chunk, never all 115

@@ -13,6 +13,7 @@ from biasbook.chapters.trust import agreement, measure, model_metrics, probe, va
 from biasbook.chapters.trust import records as R
 from biasbook.models import from_model
 from biasbook.testing import tiny_model, tiny_tokenizer
+from biasbook.text.corpora import tokenize
 
 CI = {"ci_level": 0.95, "ci_method": "percentile"}
 
@@ -232,9 +233,9 @@ def test_text_bias_matches_hand_counted_cooccurrences():
     # c(runs, m) = 4, c(runs, f) = 2, c(walks, m) = 2, c(walks, f) = 1; c(m) = 2, c(f) = 1.
     # bias(w) = log[(c(w,f) / 3) / (1 / W)] - log[(c(w,m) / 6) / (2 / W)] = log 2 for both.
     spec = measure.Spec(herb_countries=("FR",))
-    ours = model_metrics.text_bias({"texts": np.asarray(["He runs, she walks; he runs."])}, spec)
+    ours = model_metrics.text_bias([tokenize("He runs, she walks; he runs.")], spec)
     np.testing.assert_allclose(ours, [math.log(2), math.log(2)])
-    assert model_metrics.text_bias({"texts": np.asarray(["no gendered word here"])}, spec).size == 0
+    assert model_metrics.text_bias([tokenize("no gendered word here")], spec).size == 0
 
 
 def test_generated_text_mu_resamples_situations():
@@ -244,7 +245,7 @@ def test_generated_text_mu_resamples_situations():
     groups = model_metrics.situation_docs({"texts": np.asarray(texts)}, spec)
     assert [len(g) for g in groups] == [2, 2, 2] and groups[1][0] == ["he", "sings", "loudly"]
     mu = model_metrics.mu_of(groups, spec)
-    everything = np.abs(model_metrics.text_bias({"texts": np.asarray(texts)}, spec)).mean()
+    everything = np.abs(model_metrics.text_bias([tokenize(t) for t in texts], spec)).mean()
     assert mu(np.arange(3)) == pytest.approx(everything)
     # situation 0 twice: its texts counted twice, which leaves its word ratios unchanged
     assert mu(np.array([0, 0])) == pytest.approx(mu(np.array([0])))

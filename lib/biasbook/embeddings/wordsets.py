@@ -59,6 +59,17 @@ class WeatTest:
         """``{"x": [...], "y": [...], "a": [...], "b": [...]}``."""
         return {side: list(getattr(self, side)) for side in SIDES}
 
+    @classmethod
+    def of(cls, name: str, x: Iterable[str], y: Iterable[str], a: Iterable[str],
+           b: Iterable[str]) -> WeatTest:
+        """A test from your own word lists (sets named X, Y, A, B; source "user").
+
+        >>> WeatTest.of("career-family", ["salary"], ["home"], ["john"], ["amy"]).sets()["a"]
+        ['john']
+        """
+        return cls(name=name, title=name, x=tuple(x), y=tuple(y), a=tuple(a), b=tuple(b),
+                   x_name="X", y_name="Y", a_name="A", b_name="B", source="user")
+
     def lowercased(self) -> WeatTest:
         """The same test with every word lower-cased (for uncased vectors such as GloVe 6B) by
         :func:`biasbook.embeddings.vectors.normalise`, the lookup's own case rule."""

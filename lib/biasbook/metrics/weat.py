@@ -255,7 +255,7 @@ def run_tests(kv, tests: Mapping[str, WeatTest], **options) -> pd.DataFrame:
         if not isinstance(test, WeatTest):
             raise TypeError(f"test {name!r} is a {type(test).__name__}: run_tests takes "
                             "biasbook.embeddings.wordsets.WeatTest objects (wordsets.load gives "
-                            "them); for bare word lists call weat(kv, x, y, a, b)")
+                            "them; WeatTest.of(name, x, y, a, b) makes one from word lists)")
         r = weat(kv, *test.sets().values(), **options)
         rows.append({"test": name, **{f"{side}_name": getattr(test, f"{side}_name")
                                       for side in SETS},

@@ -24,7 +24,10 @@ from biasbook.scoring import score_sentences
 
 def sentence_table(models: Mapping[str, LanguageModel], sentences: Sequence[str]) -> pd.DataFrame:
     """One row per (model, sentence): pair index, order, token count, mean and summed log-prob.
-    An odd number of sentences (no scrambled partner) is refused."""
+    An odd number of sentences (no scrambled partner) is refused.
+
+    Used in: demo/01.
+    """
     if len(sentences) < 2 or len(sentences) % 2:
         raise ValueError(f"sentences come in (grammatical, scrambled) pairs: got "
                          f"{len(sentences)} sentence(s) ({list(sentences)[:3]}); give an even "
@@ -42,7 +45,10 @@ def sentence_table(models: Mapping[str, LanguageModel], sentences: Sequence[str]
 
 
 def pair_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per model: number of pairs, share the grammatical sentence wins, mean gap (nats/token)."""
+    """Per model: number of pairs, share the grammatical sentence wins, mean gap (nats/token).
+
+    Used in: demo/01.
+    """
     wide = table.pivot_table(index=["model", "pair"], columns="order", values="mean log-prob")
     gap = wide["grammatical"] - wide["scrambled"]
     return gap.groupby("model").agg(pairs="size", wins=lambda g: (g > 0).mean(), mean_gap="mean")

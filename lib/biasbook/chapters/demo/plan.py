@@ -11,7 +11,10 @@ from biasbook import plan
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
-    """Notebook 01's loop: each model scores each sentence."""
+    """Notebook 01's loop: each model scores each sentence.
+
+    Used in: biasbook plan.
+    """
     p = params["01-offline-models"]
     tokens = sum(plan.estimate_tokens(s) + plan.SPECIAL_TOKENS for s in p["sentences"])
     chars = sum(map(len, p["sentences"]))
@@ -22,6 +25,9 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
 
 
 def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
-    """At most ``n`` sentence pairs; the models are kept."""
+    """At most ``n`` sentence pairs; the models are kept.
+
+    Used in: biasbook plan.
+    """
     p = params["01-offline-models"]
     return {"01-offline-models": {**p, "sentences": p["sentences"][:2 * n]}}

@@ -50,7 +50,11 @@ _INVISIBLE = "\u200b"
 
 
 def lines(filename: str) -> list[str]:
-    """The lines of one file of the resource, right-stripped as the authors' code reads them."""
+    """The lines of one file of the resource, right-stripped as the authors' code reads them.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     text = resources.path(RESOURCE, filename).read_text(encoding="utf-8")
     out = [line.rstrip() for line in text.replace(_INVISIBLE, "").splitlines()]
     if not all(out):
@@ -60,7 +64,11 @@ def lines(filename: str) -> list[str]:
 
 @cache
 def configuration() -> dict:
-    """The ``configuration`` dictionary of the authors' ``configuration.py``, read as data."""
+    """The ``configuration`` dictionary of the authors' ``configuration.py``, read as data.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     source = resources.path(RESOURCE, "configuration.py").read_text(encoding="utf-8")
     for node in ast.parse(source).body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -70,7 +78,11 @@ def configuration() -> dict:
 
 
 def proper_name(word: str, code: str) -> str:
-    """``word`` with a capital on each part but :data:`PARTICLES` (Turkish ``i`` -> ``İ``)."""
+    """``word`` with a capital on each part but :data:`PARTICLES` (Turkish ``i`` -> ``İ``).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     parts = []
     for part in word.split(" "):
         if part[:1].islower() and part not in PARTICLES:
@@ -147,7 +159,11 @@ def _targets(code: str, spec: dict, book: data.Language) -> dict[str, dict]:
 
 @cache
 def language(code: str) -> data.Language:
-    """The authors' lists of language ``code`` as a :class:`~.data.Language` (module notes)."""
+    """The authors' lists of language ``code`` as a :class:`~.data.Language` (module notes).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     spec = datafiles.load(data.CHAPTER, "authors")["languages"][code]
     book = data.book_language(code)
     templates = _templates(code, spec, book)

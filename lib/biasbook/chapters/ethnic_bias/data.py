@@ -48,7 +48,11 @@ PLACEHOLDER = re.compile(r"\{(target|attribute)(?::(\w+))?\}")
 
 @dataclass(frozen=True)
 class Language:
-    """One language file, parsed: rows keyed by their English key."""
+    """One language file, parsed: rows keyed by their English key.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
 
     code: str
     name: str
@@ -65,7 +69,11 @@ class Language:
 class Frame:
     """A template with its attribute filled in: ``text`` has ``{}`` for the target;
     ``text[start:end]`` is the attribute's core (article, particle and suffix excluded).
-    ``prior``: the frame the prior masks, where it differs (neutral article or particle)."""
+    ``prior``: the frame the prior masks, where it differs (neutral article or particle).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
 
     text: str
     start: int
@@ -79,7 +87,11 @@ class Frame:
 
 
 def language(code: str, word_lists: str = "authors") -> Language:
-    """One language's templates, targets and attributes from ``word_lists`` (module notes)."""
+    """One language's templates, targets and attributes from ``word_lists`` (module notes).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     if code not in LANGUAGES:
         raise ValueError(f"unknown language {code!r}; the chapter has {', '.join(LANGUAGES)}")
     validate.choice("word_lists", word_lists, WORD_LISTS)
@@ -92,7 +104,11 @@ def language(code: str, word_lists: str = "authors") -> Language:
 
 @cache
 def book_language(code: str) -> Language:
-    """The parsed file ``data/ethnic-bias/<code>.yml`` (the book's translations)."""
+    """The parsed file ``data/ethnic-bias/<code>.yml`` (the book's translations).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     if code not in LANGUAGES:
         raise ValueError(f"unknown language {code!r}; the chapter has {', '.join(LANGUAGES)}")
     spec = datafiles.load(CHAPTER, code)
@@ -107,6 +123,9 @@ def book_language(code: str) -> Language:
 
 def template_ids(lang: Language, wanted: list[int] | None = None) -> list[int]:
     """The language's templates for the English template ids ``wanted`` (None: all of its own).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
 
     An id the language lacks becomes the template that reads the same there (``same_as``:
     Chinese 7, "People who came from ...", is its template 1); repeats are dropped.
@@ -125,13 +144,21 @@ def template_ids(lang: Language, wanted: list[int] | None = None) -> list[int]:
 
 
 def target_keys(extra: bool = False) -> list[str]:
-    """The 30 targets of A.2 in the paper's order, plus the 5 additional ones if ``extra``."""
+    """The 30 targets of A.2 in the paper's order, plus the 5 additional ones if ``extra``.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     rows = book_language("en").targets.values()
     return [r["key"] for r in rows if extra or not r.get("extra")]
 
 
 def attribute_keys(extra: bool = False) -> list[str]:
-    """The 70 attributes of A.2 in the paper's order, plus the 5 additional ones if ``extra``."""
+    """The 70 attributes of A.2 in the paper's order, plus the 5 additional ones if ``extra``.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     rows = book_language("en").attributes.values()
     return [r["key"] for r in rows if extra or not r.get("extra")]
 
@@ -147,6 +174,9 @@ def _slots(template: str) -> dict[str, str | None]:
 
 def frame(lang: Language, template_id: int, attribute: str, mode: str = "paper") -> Frame:
     """Template ``template_id`` of ``lang`` with ``attribute`` (an English key) filled in.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
 
     ``paper``: an article or particle agrees with the attribute, and the prior's frame keeps the
     neutral one; ``as-coded``: the neutral one in both and no capital added at the start, as the
@@ -186,13 +216,20 @@ def _render(text: str, form: tuple[str, str, str], capital: bool) -> Frame:
 
 
 def target_form_name(lang: Language, template_id: int) -> str | None:
-    """The target form template ``template_id`` asks for (None: the bare term)."""
+    """The target form template ``template_id`` asks for (None: the bare term).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     return _slots(lang.templates[template_id]["text"])["target"]
 
 
 def target_terms(lang: Language, template_id: int, targets: list[str], mode: str = "paper"
                  ) -> list[str]:
     """The strings that fill the target slot of a template, for the targets' English keys.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
 
     ``as-coded`` lower-cases them, as the authors' ``how_many_tokens`` does before filling the
     slot (a no-op for their uncased BERTs).
@@ -208,6 +245,8 @@ def templates_table(codes: Sequence[str] = LANGUAGES, word_lists: str = "authors
                     ) -> pd.DataFrame:
     """Every template of the languages, one row per English template id, one column per language
     (a language without that id shows the template it reads the same as, in brackets).
+
+    Used in: ethnic-bias/01.
 
     >>> templates_table(["en", "zh"]).loc[7, "zh"]
     '[1] 来自{target}的人们是{attribute}。'
@@ -225,7 +264,10 @@ def templates_table(codes: Sequence[str] = LANGUAGES, word_lists: str = "authors
 def terms_table(kind: str, codes: Sequence[str] = LANGUAGES, word_lists: str = "authors"
                 ) -> pd.DataFrame:
     """Targets (``kind="targets"``) or attributes as one row per English key, one column per
-    language (the term), with the English file's ``extra`` flag, for review."""
+    language (the term), with the English file's ``extra`` flag, for review.
+
+    Used in: ethnic-bias/01.
+    """
     validate.choice("kind", kind, ("targets", "attributes"))
     rows = {}
     for code in codes:
@@ -241,6 +283,8 @@ def lists_agreement(codes: Sequence[str] = LANGUAGES) -> pd.DataFrame:
     """Per language, how many templates, attributes and targets the authors publish, and how many
     of them read the same in the book's translations (templates as placeholders, words without
     regard to case).
+
+    Used in: ethnic-bias/01.
 
     >>> lists_agreement(["en"]).loc["en"].tolist()
     [10, 8, 70, 70, 35, 35]

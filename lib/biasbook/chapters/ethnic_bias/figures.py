@@ -17,7 +17,10 @@ def distribution_grid(results: Mapping[str, CBResult], attribute: str, template:
                       k: int = 3, ncols: int = 4) -> plt.Figure:
     """One bar chart per language: ``P'`` scaled to sum 1 over the 30 targets of A.2, the top
     ``k`` in colour and listed in the title with the (template, attribute) variance, as the
-    paper's Figure 3 prints the CB score of each example."""
+    paper's Figure 3 prints the CB score of each example.
+
+    Used in: ethnic-bias/03.
+    """
     n = len(results)
     nrows = int(np.ceil(n / ncols))
     fig, axes = plt.subplots(nrows, min(n, ncols), figsize=(4.2 * min(n, ncols), 3.4 * nrows),
@@ -42,7 +45,10 @@ def distribution_grid(results: Mapping[str, CBResult], attribute: str, template:
 
 def jsd_heatmaps(matrices: Mapping[str, pd.DataFrame]) -> plt.Figure:
     """Side-by-side heat maps of language x language JSD matrices, on one colour scale
-    (0 to ln 2)."""
+    (0 to ln 2).
+
+    Used in: ethnic-bias/03.
+    """
     import seaborn as sns
 
     fig, axes = plt.subplots(1, len(matrices), figsize=(4.6 * len(matrices), 4), squeeze=False)
@@ -59,7 +65,10 @@ def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
                       ncols: int = 3) -> plt.Figure:
     """Figures 4 and 6: for each source model, direction and language with more than one
     variant, the ``top`` countries by share of ``P'`` before mitigation and their shares under
-    each variant (``outcomes``: :class:`~biasbook.chapters.ethnic_bias.mitigation.Outcome`)."""
+    each variant (``outcomes``: :class:`~biasbook.chapters.ethnic_bias.mitigation.Outcome`).
+
+    Used in: ethnic-bias/04.
+    """
     groups: dict[tuple, list] = {}
     for o in outcomes:
         groups.setdefault((o.row["direction"], o.row["language"], o.row["model"]), []).append(o)
@@ -87,7 +96,10 @@ def interval_dots(frame: pd.DataFrame, label: str, *, value: str = "value",
                   paper: str | None = "paper", by: str = "model", xlabel: str = "",
                   prefix: str = "") -> plt.Figure:
     """One panel per ``by`` value: each row's ``value`` with its interval as a horizontal error
-    bar (labelled by column ``label``) and, where there is one, the paper's number as a cross."""
+    bar (labelled by column ``label``) and, where there is one, the paper's number as a cross.
+
+    Used in: ethnic-bias/03.
+    """
     groups = list(frame.groupby(by, sort=False))
     height = max(len(g) for _, g in groups) if groups else 1
     fig, axes = plt.subplots(1, max(len(groups), 1), figsize=(5 * max(len(groups), 1),
@@ -112,7 +124,10 @@ def interval_dots(frame: pd.DataFrame, label: str, *, value: str = "value",
 def bias_quality(rows: pd.DataFrame) -> plt.Figure:
     """CB score against held-out perplexity (log scale), one colour per direction and language,
     with each row's CB interval over cells and perplexity interval over held-out sentences
-    (:func:`~biasbook.chapters.ethnic_bias.uncertainty_mitigation.mitigation_intervals`' frame)."""
+    (:func:`~biasbook.chapters.ethnic_bias.uncertainty_mitigation.mitigation_intervals`' frame).
+
+    Used in: ethnic-bias/04.
+    """
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for k, ((direction, lang), group) in enumerate(rows.groupby(["direction", "language"])):
         x, y = group["perplexity"].to_numpy(float), group["cb"].to_numpy(float)

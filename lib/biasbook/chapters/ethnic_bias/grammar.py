@@ -40,12 +40,20 @@ NEUTRAL = {("en", "a"): ("a ", ""), ("ko", "topic"): ("", "는")}
 
 
 def english_article(word: str) -> str:
-    """``an`` before a vowel letter, else ``a`` (the attribute lists need no exceptions)."""
+    """``an`` before a vowel letter, else ``a`` (the attribute lists need no exceptions).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def korean_topic(word: str) -> str:
-    """은 if the last Hangul syllable has a final consonant, else 는."""
+    """은 if the last Hangul syllable has a final consonant, else 는.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     code = ord(word[-1]) - 0xAC00
     if not 0 <= code < 11172:
         raise ValueError(f"{word!r} does not end in a Hangul syllable: write the josa by hand "
@@ -67,6 +75,9 @@ def _last_vowel(word: str) -> str:
 def turkish_suffix(word: str, kind: str, *, proper: bool = False) -> str:
     """``word`` with the suffix ``kind`` (``abl``, ``loc``, ``plural``, ``cop``) in harmony.
 
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+
     Proper nouns take an apostrophe before the suffix.
     """
     vowel = _last_vowel(word)
@@ -83,6 +94,9 @@ def turkish_suffix(word: str, kind: str, *, proper: bool = False) -> str:
 def attribute_form(language: str, row: dict, name: str | None, *, agree: bool = True
                    ) -> tuple[str, str, str]:
     """(before, core, after) of an attribute row in form ``name`` (None: the term).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
 
     A form given in the row (``forms: {name: ...}``, or ``plural``) is used as it stands, whole
     as the core; otherwise English ``a``, Korean ``topic`` and Turkish ``plural``/``cop`` follow
@@ -110,7 +124,11 @@ def attribute_form(language: str, row: dict, name: str | None, *, agree: bool = 
 
 def target_form(language: str, row: dict, name: str | None, defaults: dict | None = None) -> str:
     """A target row in form ``name``: given in the row, computed (Turkish ``abl``/``loc``), or
-    the term where the file declares ``target_forms: {name: term}``."""
+    the term where the file declares ``target_forms: {name: term}``.
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
+        book/class/ethnic-bias, book/trust.
+    """
     if name is None:
         return row["term"]
     if name in row.get("forms", {}):

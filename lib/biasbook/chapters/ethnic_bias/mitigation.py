@@ -2,8 +2,8 @@
 
 Every run measures a model twice: its **CB score** in the language it is scored in
 (:func:`biasbook.chapters.ethnic_bias.pipeline.cb_scores`) and a **quality measure**, the
-perplexity of held-out source-language text (:func:`perplexity`; pseudo-perplexity for a masked
-LM), which stands in for the paper's NER F1 (Table 6).
+perplexity of held-out source-language text (:func:`perplexity_scores`; pseudo-perplexity for a
+masked LM), which stands in for the paper's NER F1 (Table 6).
 
 Variants of a source model (the rows of Tables 2, 5 and 8):
 
@@ -26,7 +26,7 @@ Offline, the monolingual BERTs are replaced by what exists: SmolLM2 (English) an
 "BERT" rows are Gemma rows and the "M-BERT" rows would repeat them
 (:func:`.mitigation_runs.plan`).
 
-This module builds and measures one variant (:func:`variant_model`, :func:`measure`);
+This module builds and measures one variant (:func:`variant_model`, :func:`measure_with_heldout`);
 :mod:`.mitigation_runs` lays out and runs the rows of the tables, :mod:`.mitigation_tables` sets
 them against each other and against the paper's numbers.
 """
@@ -58,7 +58,10 @@ BOUNDARIES = {"en": "word", "de": "word", "es": "word", "el": "word", "ko": "pre
 @dataclass(frozen=True)
 class Recipe:
     """Head fine-tuning and anchors (the paper: lr 1e-4, batch 16, length 128, warm-up 1000,
-    2 epochs; anchors from the whole parallel corpus)."""
+    2 epochs; anchors from the whole parallel corpus).
+
+    Used in: ethnic-bias/04, biasbook plan, book/trust.
+    """
 
     epochs: int = 2
     lr: float = 1e-4
@@ -77,7 +80,10 @@ class Recipe:
 @dataclass(frozen=True)
 class Evaluation:
     """What is measured before and after: the CB grid (on ``word_lists``, whose country names CDA
-    also balances) and the held-out text."""
+    also balances) and the held-out text.
+
+    Used in: ethnic-bias/04, biasbook plan.
+    """
 
     templates: Sequence[int] | None = None
     attributes: Sequence[str] | None = None
@@ -89,7 +95,10 @@ class Evaluation:
 
 @dataclass
 class Outcome:
-    """One measured model: its table row and its CB result (for distributions)."""
+    """One measured model: its table row and its CB result (for distributions).
+
+    Used in: ethnic-bias/04.
+    """
 
     row: dict
     result: CBResult
@@ -102,6 +111,8 @@ class Outcome:
 def sample(texts: Sequence[str], n: int | None, seed: int) -> list[str]:
     """``n`` texts drawn without replacement (``seed``), in their original order; all if None.
 
+    Used in: ethnic-bias/04, book/trust.
+
     >>> sample(["a", "b", "c", "d"], 2, seed=0)
     ['c', 'd']
     """
@@ -112,17 +123,15 @@ def sample(texts: Sequence[str], n: int | None, seed: int) -> list[str]:
     return [texts[i] for i in keep]
 
 
-def perplexity(lm: LanguageModel, texts: Sequence[str]) -> float:
-    """``exp`` of the mean negative log-likelihood per token of ``texts``: next-token for a
-    causal LM, pseudo-log-likelihood (every token masked in turn; Salazar et al. 2020) for a
-    masked LM. A WordPiece model's unknown token is scored like any token (with a warning naming
-    the sentences); byte-level tokenizers have none."""
-    return perplexity_of(perplexity_scores(lm, texts))
-
-
 def perplexity_scores(lm: LanguageModel, texts: Sequence[str]) -> pd.DataFrame:
-    """What :func:`perplexity` is computed from, per sentence: its log-likelihood and its number
-    of scored tokens (the items an interval over held-out sentences resamples)."""
+    """What a perplexity (:func:`perplexity_of`) is computed from, per sentence: its
+    log-likelihood and its number of scored tokens (the items an interval over held-out
+    sentences resamples): next-token for a causal LM, pseudo-log-likelihood (every token masked
+    in turn; Salazar et al. 2020) for a masked LM. A WordPiece model's unknown token is scored
+    like any token (with a warning naming the sentences); byte-level tokenizers have none.
+
+    Used in: ethnic-bias/04.
+    """
     scores = score_sentences(lm, texts, "clm" if lm.kind == "causal" else "pll", progress=False,
                              unknown="report")
     return pd.DataFrame({"sentence": list(scores.sentences), "log_likelihood": scores.sum,
@@ -132,6 +141,8 @@ def perplexity_scores(lm: LanguageModel, texts: Sequence[str]) -> pd.DataFrame:
 def perplexity_of(scores: pd.DataFrame) -> float:
     """``exp(-sum log-likelihood / sum tokens)`` of :func:`perplexity_scores`' frame.
 
+    Used in: ethnic-bias/04.
+
     >>> perplexity_of(pd.DataFrame({"log_likelihood": [-4.0, -2.0], "tokens": [2, 1]}))
     7.38905609893065
     """
@@ -140,7 +151,10 @@ def perplexity_of(scores: pd.DataFrame) -> float:
 
 def country_terms(language: str, targets: Sequence[str] | None = None,
                   word_lists: str = "authors") -> dict[str, list[str]]:
-    """Each target's name in ``language`` (English key -> [term]): what CDA rewrites."""
+    """Each target's name in ``language`` (English key -> [term]): what CDA rewrites.
+
+    Used in: ethnic-bias/04, book/trust.
+    """
     lang = data.language(language, word_lists)
     keys = data.target_keys() if targets is None else validate.word_list("targets", targets)
     return {k: [lang.targets[k]["term"]] for k in keys}
@@ -149,13 +163,19 @@ def country_terms(language: str, targets: Sequence[str] | None = None,
 def counterfactual_text(texts: Sequence[str], language: str, *,
                         targets: Sequence[str] | None = None, seed: int = 0,
                         word_lists: str = "authors") -> cda.Augmented:
-    """The fine-tuning text with its country names balanced (one-sided CDA)."""
+    """The fine-tuning text with its country names balanced (one-sided CDA).
+
+    Used in: ethnic-bias/04, book/trust.
+    """
     return cda.balance_terms(texts, country_terms(language, targets, word_lists),
                              boundary=BOUNDARIES.get(language, "word"), seed=seed)
 
 
 def anchor_corpus(source_language: str, target_language: str) -> list[tuple[str, str]]:
-    """``(source sentence, target sentence)`` pairs: X→EN or EN→X over the mirrored corpus."""
+    """``(source sentence, target sentence)`` pairs: X→EN or EN→X over the mirrored corpus.
+
+    Used in: ethnic-bias/04, biasbook plan, book/trust.
+    """
     if "en" not in (source_language, target_language) or source_language == target_language:
         raise ValueError("alignment runs between English and another language, got "
                          f"{source_language}->{target_language}")
@@ -167,7 +187,10 @@ def anchor_corpus(source_language: str, target_language: str) -> list[tuple[str,
 def anchors_for(source_language: str, target_language: str, recipe: Recipe
                 ) -> tuple[list[tuple[str, str]], alignment.Anchors]:
     """The parallel sentence pairs (source, target) the aligner learns from, and the anchors
-    taken from them under ``recipe`` (cached by content)."""
+    taken from them under ``recipe`` (cached by content).
+
+    Used in: ethnic-bias/04, book/trust.
+    """
     fitting = [(s, t) for s, t in anchor_corpus(source_language, target_language)
                if max(len(s), len(t)) <= recipe.anchor_max_chars]
     pairs = sample(fitting, recipe.anchor_pairs, recipe.seed)
@@ -180,7 +203,10 @@ def anchors_for(source_language: str, target_language: str, recipe: Recipe
 def alignment_matrix(source: LanguageModel, source_language: str, target: LanguageModel,
                      target_language: str, recipe: Recipe) -> tuple[np.ndarray, dict]:
     """Procrustes ``W`` from ``source`` (read in its language) to ``target``, and a summary of
-    the anchors (pairs, sentences, count, most frequent word pairs)."""
+    the anchors (pairs, sentences, count, most frequent word pairs).
+
+    Used in: ethnic-bias/04, book/trust.
+    """
     pairs, anchors = anchors_for(source_language, target_language, recipe)
     W = alignment.alignment_matrix(source, target, pairs, anchors)
     return W, {"pairs": len(pairs), "sentences": len(set(anchors.sentence.tolist())),
@@ -192,7 +218,10 @@ def variant_model(variant: str, source: LanguageModel, language: str, recipe: Re
                   targets: Sequence[str] | None = None, word_lists: str = "authors",
                   progress: bool = True) -> tuple[LanguageModel, dict]:
     """The model of one variant (module notes) and what went into it; ``targets`` and
-    ``word_lists`` name the countries CDA balances."""
+    ``word_lists`` name the countries CDA balances.
+
+    Used in: ethnic-bias/04, book/trust.
+    """
     validate.choice("variant", variant, VARIANTS)
     if variant == "base":
         return source, {}
@@ -226,17 +255,14 @@ def _spread(counts: Mapping[str, int]) -> int:
     return max(counts.values()) - min(counts.values())
 
 
-def measure(lm: LanguageModel, language: str, evaluation: Evaluation,
-            progress: bool | None = None) -> tuple[CBResult, float]:
-    """CB score of ``lm`` in ``language`` and the perplexity of held-out text in it; NaN for a
-    language without mirrored text (Arabic, Greek), which :func:`quality` names in the row."""
-    result, scores = measure_with_heldout(lm, language, evaluation, progress)
-    return result, float("nan") if scores is None else perplexity_of(scores)
-
-
 def measure_with_heldout(lm: LanguageModel, language: str, evaluation: Evaluation,
                          progress: bool | None) -> tuple[CBResult, pd.DataFrame | None]:
-    """:func:`measure` with the per-sentence scores behind the perplexity (None: no text)."""
+    """CB score of ``lm`` in ``language`` and the per-sentence scores behind the perplexity of
+    held-out text in it (:func:`perplexity_scores`); ``None`` for a language without mirrored
+    text (Arabic, Greek), which :func:`quality` names in the row.
+
+    Used in: ethnic-bias/04.
+    """
     result = cb_scores(lm, language, templates=evaluation.templates,
                        attributes=evaluation.attributes, targets=evaluation.targets,
                        word_lists=evaluation.word_lists, progress=progress)
@@ -248,6 +274,8 @@ def measure_with_heldout(lm: LanguageModel, language: str, evaluation: Evaluatio
 def quality(language: str) -> str:
     """What the ``perplexity`` column of a row in ``language`` measures.
 
+    Used in: ethnic-bias/04.
+
     >>> quality("ko"), quality("el")
     ('held-out perplexity', 'none: no el text is mirrored')
     """
@@ -257,7 +285,10 @@ def quality(language: str) -> str:
 
 
 def heldout_text(language: str, evaluation: Evaluation) -> list[str]:
-    """The held-out sentences the perplexity is computed on (the same for every model)."""
+    """The held-out sentences the perplexity is computed on (the same for every model).
+
+    Used in: ethnic-bias/04.
+    """
     fitting = [t for t in parallel.source_text(language, "heldout")
                if len(t) <= evaluation.heldout_max_chars]
     return sample(fitting, evaluation.heldout_sentences, 0)

@@ -31,7 +31,10 @@ from biasbook.models import LanguageModel
 
 @dataclass(frozen=True)
 class Step:
-    """One source model measured in one language under some variants."""
+    """One source model measured in one language under some variants.
+
+    Used in: ethnic-bias/04, biasbook plan.
+    """
 
     direction: str                        # "x->en" (Table 2/8) or "en->x" (Table 5)
     language: str                         # the language scored and fine-tuned on
@@ -49,6 +52,8 @@ def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping
     """The runs of Tables 2/8 (``x_to_en`` languages, ``variants``) and 5 (``en_to_x``,
     ``en_to_x_variants``, default the same); the multilingual model gets
     ``multilingual_variants``.
+
+    Used in: ethnic-bias/04, biasbook plan.
 
     A language without a monolingual model gets the multilingual one in its place
     (``stand_in``), and then no separate multilingual rows, which would repeat it. A language
@@ -92,7 +97,10 @@ def plan(x_to_en: Sequence[str], en_to_x: Sequence[str], *, monolingual: Mapping
 
 def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, recipe: Recipe,
              evaluation: Evaluation, progress: bool = True) -> list[Outcome]:
-    """Run every step (:func:`run_variants`), loading each model once."""
+    """Run every step (:func:`run_variants`), loading each model once.
+
+    Used in: ethnic-bias/04.
+    """
     loaded: dict[str, LanguageModel] = {}
 
     def get(name: str) -> LanguageModel:
@@ -117,7 +125,10 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
                  target: tuple[LanguageModel, str] | None = None, progress: bool = True
                  ) -> list[Outcome]:
     """Build and measure each variant of ``source`` (scored in ``language``), one at a time so
-    that only one fine-tuned copy is held in memory."""
+    that only one fine-tuned copy is held in memory.
+
+    Used in: ethnic-bias/04.
+    """
     validate.choice("direction", direction, ("x->en", "en->x"))
     outcomes = []
     for variant in variants:
@@ -140,7 +151,10 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
 
 
 def steps_table(steps: Sequence[Step]) -> pd.DataFrame:
-    """The plan, one row per step."""
+    """The plan, one row per step.
+
+    Used in: ethnic-bias/04.
+    """
     return pd.DataFrame([{"direction": s.direction, "scored in": s.language, "model": s.source,
                           "as": s.role + (" (stand-in)" if s.stand_in else ""),
                           "variants": ", ".join(s.variants),
@@ -149,7 +163,10 @@ def steps_table(steps: Sequence[Step]) -> pd.DataFrame:
 
 
 def details_table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
-    """What went into each fine-tuned row: sentences, losses, CDA counts, anchors."""
+    """What went into each fine-tuned row: sentences, losses, CDA counts, anchors.
+
+    Used in: ethnic-bias/04.
+    """
     rows = []
     for o in outcomes:
         if o.details:

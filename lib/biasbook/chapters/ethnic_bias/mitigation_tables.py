@@ -32,6 +32,8 @@ def paper_cb(direction: str, role: str, variant: str, language: str,
     """The paper's CB for a row: Table 2 (X→EN, X in DE ES KO TR ZH, scored in X), Table 8
     (AR, EL) or Table 5 (EN→X, English scored; ``aligned_to`` X for the alignment rows).
 
+    Used in: ethnic-bias/04.
+
     >>> paper_cb("x->en", "monolingual", "align", "ko")
     5.616
     >>> paper_cb("en->x", "multilingual", "ft", "en")
@@ -56,7 +58,10 @@ def paper_cb(direction: str, role: str, variant: str, language: str,
 
 
 def table(outcomes: Sequence[Outcome]) -> pd.DataFrame:
-    """The outcomes as one table (Tables 2/5/8 form, with the quality column)."""
+    """The outcomes as one table (Tables 2/5/8 form, with the quality column).
+
+    Used in: ethnic-bias/04.
+    """
     return pd.DataFrame([o.row for o in outcomes])
 
 
@@ -70,6 +75,8 @@ def against(frame: pd.DataFrame, reference: str = "base",
     ratio, and ``usable``: perplexity at most ``max_perplexity_ratio`` times the reference's
     (True where no quality measure exists). A row that is not usable measures a broken language
     model, not a mitigated one.
+
+    Used in: ethnic-bias/04.
 
     >>> rows = pd.DataFrame({"direction": "x->en", "language": "ko", "role": "monolingual",
     ...                      "variant": ["base", "ft", "rand"], "cb": [2.0, 1.0, 3.0],
@@ -105,6 +112,8 @@ def jsd_to_english(outcomes: Sequence[Outcome]) -> pd.DataFrame:
     the English model moves from its original (the paper: further after alignment). The paper's
     value for the row is beside ours: "No Alignment" for ``ft``, "Alignment" for ``align``.
     Empty where the outcomes hold no English ``base`` row (a plan without EN→X).
+
+    Used in: ethnic-bias/04.
     """
     english, compared = english_pairs(outcomes)
     if english is None:
@@ -122,7 +131,10 @@ def jsd_to_english(outcomes: Sequence[Outcome]) -> pd.DataFrame:
 
 def english_pairs(outcomes: Sequence[Outcome]) -> tuple[Outcome | None, list[Outcome]]:
     """The English monolingual ``base`` outcome (None if the run has none) and, in order, the
-    monolingual outcomes :func:`jsd_to_english` sets against it."""
+    monolingual outcomes :func:`jsd_to_english` sets against it.
+
+    Used in: ethnic-bias/04.
+    """
     english = next((o for o in outcomes if o.row["language"] == "en"
                     and o.row["variant"] == "base" and o.row["role"] == "monolingual"), None)
     if english is None:
@@ -144,6 +156,9 @@ def _paper_jsd(paper: dict, row: dict) -> float | None:
 
 def distributions(outcomes: Sequence[Outcome], attribute: str, template: int) -> pd.DataFrame:
     """Scaled ``P'`` over targets for one attribute and template, one column per variant
-    (the paper's Figures 4 and 6)."""
+    (the paper's Figures 4 and 6).
+
+    Used in: ethnic-bias/04.
+    """
     return pd.DataFrame({f"{o.row['language']} {o.row['variant']}":
                          o.result.distribution(attribute, template) for o in outcomes})

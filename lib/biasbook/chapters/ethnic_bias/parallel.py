@@ -38,7 +38,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\s\w\.)\s+(?=\S)|(?<=[。！？])")
 
 
 def has_corpus(language: str) -> bool:
-    """Whether the mirror holds text (and a parallel corpus with English) for ``language``."""
+    """Whether the mirror holds text (and a parallel corpus with English) for ``language``.
+
+    Used in: ethnic-bias/04, biasbook plan, book/trust.
+    """
     return language in XQUAD_LANGUAGES or language == "ko"
 
 
@@ -51,7 +54,10 @@ def _check(language: str) -> None:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a paragraph: cut after . ! ? before white space (not after a one-letter
-    abbreviation) and after 。！？."""
+    abbreviation) and after 。！？.
+
+    Used in: ethnic-bias/04, biasbook plan, book/trust.
+    """
     return [s.strip() for s in _SENTENCE_END.split(text.replace("\ufeff", "")) if s.strip()]
 
 
@@ -74,7 +80,10 @@ def _news(split: str, side: str) -> list[str]:
 
 
 def parallel_pairs(language: str) -> list[tuple[str, str]]:
-    """``(sentence in language, English sentence)`` pairs for the anchors."""
+    """``(sentence in language, English sentence)`` pairs for the anchors.
+
+    Used in: ethnic-bias/04, biasbook plan, book/trust.
+    """
     _check(language)
     if language == "ko":
         pairs = zip(_news("dev", "ko"), _news("dev", "en"), strict=True)
@@ -84,7 +93,10 @@ def parallel_pairs(language: str) -> list[tuple[str, str]]:
 
 
 def source_text(language: str, split: str) -> list[str]:
-    """Sentences in ``language``: ``train`` (fine-tuning) or ``heldout`` (perplexity)."""
+    """Sentences in ``language``: ``train`` (fine-tuning) or ``heldout`` (perplexity).
+
+    Used in: ethnic-bias/04, biasbook plan, book/trust.
+    """
     _check(language)
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")

@@ -63,6 +63,9 @@ VERSION = 2
 class CBResult:
     """Log-probabilities of one model in one language, and the CB score derived from them.
 
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, book/class/ethnic-bias,
+        book/trust.
+
     ``log_p_target`` and ``masked_prior`` are ``[templates, attributes, targets]`` arrays, in the
     order of ``templates`` (ids), ``attributes`` and ``targets`` (English keys). ``masked_prior``
     is None for causal and encoder-decoder models, whose prior is the attribute mean.
@@ -167,6 +170,9 @@ def cb_scores(lm: LanguageModel, language: str | data.Language, *,
               cache: bool = True, progress: bool | None = None) -> CBResult:
     """Score ``lm`` on the templates of ``language`` (a code of :data:`data.LANGUAGES`) from
     ``word_lists``: ``authors`` (their published lists) or ``book`` (the book's translations).
+
+    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, book/class/ethnic-bias,
+        book/trust.
 
     ``targets`` and ``attributes`` are English keys (default: the 30 targets and 70 attributes
     of Appendix A.2; :func:`data.target_keys` / :func:`data.attribute_keys` with ``extra=True``
@@ -279,7 +285,10 @@ def target_token_counts(lm: LanguageModel, language: str, template: int,
                         targets: Sequence[str] | None = None, word_lists: str = "authors"
                         ) -> pd.Series:
     """How many tokens each target takes in the slot of ``template`` (filled with the first
-    attribute), by English key: the ``k`` of the multi-token rule."""
+    attribute), by English key: the ``k`` of the multi-token rule.
+
+    Used in: ethnic-bias/01, ethnic-bias/02.
+    """
     lang = data.language(language, word_lists)
     template = data.template_ids(lang, [template])[0]
     targets = _keys("targets", targets, data.target_keys(extra=True), lang.targets)

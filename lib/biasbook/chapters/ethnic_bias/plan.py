@@ -51,7 +51,10 @@ def _grid(language: str, word_lists: str, templates, attributes, targets, mode: 
 
 def cb_work(notebook: str, model: str, language: str, *, word_lists: str, templates,
             attributes, targets, mode: str = "paper", label: str = "") -> list[plan.Work]:
-    """The slot scoring of one CB run (module docstring)."""
+    """The slot scoring of one CB run (module docstring).
+
+    Used in: biasbook plan.
+    """
     n_t, n_frames, lengths, frame_tokens, slot_tokens = _grid(
         language, word_lists, templates, attributes, targets, mode)
     sentences = n_frames * len(targets)
@@ -77,7 +80,10 @@ def _all(keys, default):
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
-    """Every notebook's loops (module docstring)."""
+    """Every notebook's loops (module docstring).
+
+    Used in: biasbook plan.
+    """
     out: list[plan.Work] = []
     if (p := params.get("01-templates-and-metric")) is not None:
         out += cb_work("01", p["example_model"], p["example_language"],
@@ -173,7 +179,10 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     """Every loop bounded by ``n``: ``n`` templates and attributes (the figures' first, so that
     the figures still draw; then one of the five added attributes, so that Table 7 still has its
     extra rows), ``n`` figures and epochs, ``8 n`` training sentences and anchor sentences,
-    ``4 n`` held-out sentences. Languages, models and mitigation rows are kept."""
+    ``4 n`` held-out sentences. Languages, models and mitigation rows are kept.
+
+    Used in: biasbook plan.
+    """
     figures = next((p["figures"] for p in params.values() if "figures" in p), [])
     extra = [a for a in data.attribute_keys(extra=True) if a not in data.attribute_keys()]
     out = {}

@@ -20,6 +20,8 @@ def plan(languages: Sequence[str], monolingual: Mapping[str, str] | None,
          multilingual: Sequence[str] | None) -> list[tuple[str, str, list[str]]]:
     """``(group, model, languages)`` triples, one per model to load.
 
+    Used in: ethnic-bias/02, ethnic-bias/03, biasbook plan.
+
     >>> plan(["en", "ko"], {"en": "smollm2-135m", "de": "x"}, ["gemma-3-270m"])
     [('monolingual', 'smollm2-135m', ['en']), ('multilingual', 'gemma-3-270m', ['en', 'ko'])]
     """
@@ -42,6 +44,8 @@ def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
               on_result: Callable[[models.LanguageModel, CBResult], None] | None = None
               ) -> list[tuple[str, CBResult]]:
     """CB results of every planned (model, language), on all 35 targets.
+
+    Used in: ethnic-bias/02, ethnic-bias/03.
 
     ``attributes`` None means all 75 (the 70 of A.2 and the 5 added ones); tables take the
     subsets they need (:meth:`CBResult.subset`). ``word_lists``: ``authors`` or ``book``

@@ -47,7 +47,10 @@ LANGUAGE = "en"
 
 @dataclass(frozen=True)
 class ParaphraseSet:
-    """A named set of rewordings: English template id -> reworded template text."""
+    """A named set of rewordings: English template id -> reworded template text.
+
+    Used in: ethnic-bias/02.
+    """
 
     name: str
     kind: str
@@ -63,7 +66,10 @@ def check_template(template: str, original: str) -> str:
     """``template`` itself if it has the placeholders of ``original`` (the template it rewords),
     each once; else a ``ValueError`` naming both. A rewording without ``{target}`` would give
     every country the same sentence, and another attribute form would change the claim
-    (``{attribute:plural}`` for ``{attribute:a}``)."""
+    (``{attribute:plural}`` for ``{attribute:a}``).
+
+    Used in: ethnic-bias/02.
+    """
     want, have = _slots(original), _slots(template)
     if have != want or len(set(have)) != len(have):
         raise ValueError(f"template {template!r} must have the slots of {original!r} once each "
@@ -74,7 +80,10 @@ def check_template(template: str, original: str) -> str:
 def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseSet]:
     """The sets of ``data/ethnic-bias/paraphrases.yml`` named in ``names`` (None: all), in that
     order, each template checked against the English template it rewords (the book's
-    ``en.yml``, whose ids both word lists share)."""
+    ``en.yml``, whose ids both word lists share).
+
+    Used in: ethnic-bias/02.
+    """
     spec = datafiles.load(data.CHAPTER, "paraphrases")
     if spec.get("language") != LANGUAGE:
         raise ValueError("data/ethnic-bias/paraphrases.yml must reword English templates")
@@ -105,7 +114,10 @@ def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseS
 def paraphrase_table(sets: Mapping[str, ParaphraseSet], word_lists: str = "authors"
                      ) -> pd.DataFrame:
     """One row per reworded template id: ``template``, then the ``original`` (from
-    ``word_lists``) and each set's text."""
+    ``word_lists``) and each set's text.
+
+    Used in: ethnic-bias/02.
+    """
     english = data.language(LANGUAGE, word_lists).templates
     ids = sorted({t for s in sets.values() for t in s.templates})
     rows = [{"template": t, ORIGINAL: english[t]["text"],
@@ -115,7 +127,10 @@ def paraphrase_table(sets: Mapping[str, ParaphraseSet], word_lists: str = "autho
 
 def reworded_language(lang: data.Language, templates: Mapping[int, str]) -> data.Language:
     """``lang`` with only the templates of ``templates`` (id -> reworded text, each checked
-    against ``lang``'s own template of that id); targets, attributes and forms unchanged."""
+    against ``lang``'s own template of that id); targets, attributes and forms unchanged.
+
+    Used in: ethnic-bias/02.
+    """
     if lang.code != LANGUAGE:
         raise ValueError(f"the paraphrase sets reword English templates, not {lang.code!r}")
     rows = {}
@@ -129,7 +144,10 @@ def reworded_language(lang: data.Language, templates: Mapping[int, str]) -> data
 
 
 def compared_templates(result: CBResult, sets: Mapping[str, ParaphraseSet]) -> list[int]:
-    """The run's template ids that every set rewords (smoke: [2]; book: [2, 5])."""
+    """The run's template ids that every set rewords (smoke: [2]; book: [2, 5]).
+
+    Used in: ethnic-bias/02.
+    """
     return [t for t in result.templates if all(t in s.templates for s in sets.values())]
 
 
@@ -137,7 +155,10 @@ def score_sets(lm: LanguageModel, result: CBResult, sets: Mapping[str, Paraphras
                progress: bool | None = None) -> dict[str, CBResult]:
     """``{set: CBResult}`` of ``lm`` on each set's rewordings of the templates ``result`` (the
     model's English run) scored, with the run's targets, attributes, mode, ddof and word
-    lists. Empty for another language, or when no set rewords a template of the run."""
+    lists. Empty for another language, or when no set rewords a template of the run.
+
+    Used in: ethnic-bias/02.
+    """
     if result.language != LANGUAGE:
         return {}
     ids = compared_templates(result, sets)
@@ -161,7 +182,10 @@ def rewording_table(scored: Iterable[tuple[str, CBResult]],
     ``change ci_high`` and the rest of the record schema, prefixed ``change``), permutation p
     and Holm's p over every (set, model), and ``moved`` (the
     change is real at ``alpha`` after the correction). ``headline``: the model's English CB on
-    all the run's templates, as Table 4 reports it."""
+    all the run's templates, as Table 4 reports it.
+
+    Used in: ethnic-bias/02.
+    """
     rows = []
     for group, full in scored:
         sets = reworded.get(full.model, {})

@@ -32,7 +32,10 @@ def _paper() -> dict:
 
 def paper_table4() -> pd.DataFrame:
     """Table 4 as rows: language, group (``monolingual``/``multilingual``), cb, table; Arabic and
-    Greek from Table 8's rows without fine-tuning (BERT and M-BERT), which Table 4 lacks."""
+    Greek from Table 8's rows without fine-tuning (BERT and M-BERT), which Table 4 lacks.
+
+    Used in: ethnic-bias/02.
+    """
     paper = _paper()
     rows = [{"language": lang, "group": group, "cb": value, "table": "table4"}
             for lang, values in paper["table4"]["rows"].items()
@@ -47,7 +50,10 @@ def paper_table4() -> pd.DataFrame:
 
 def paper_table3(group: str) -> pd.DataFrame:
     """Table 3's ``monolingual`` or ``multilingual`` triangle as a symmetric language x language
-    frame (diagonal 0)."""
+    frame (diagonal 0).
+
+    Used in: ethnic-bias/03.
+    """
     table = _paper()["table3"]
     languages = table["languages"]
     out = pd.DataFrame(0.0, index=languages, columns=languages)
@@ -59,7 +65,10 @@ def paper_table3(group: str) -> pd.DataFrame:
 
 def paper_table7() -> pd.DataFrame:
     """Table 7 as rows: condition, group (``monolingual``: both rows are monolingual BERTs,
-    fine-tuned or aligned), model, language, cb."""
+    fine-tuned or aligned), model, language, cb.
+
+    Used in: ethnic-bias/03.
+    """
     table = _paper()["table7"]
     return pd.DataFrame([{"condition": r["condition"], "group": "monolingual",
                           "model": r["model"], "language": lang,
@@ -68,14 +77,20 @@ def paper_table7() -> pd.DataFrame:
 
 
 def base(result: CBResult) -> CBResult:
-    """The result on the targets and attributes of A.2 only (the five added ones dropped)."""
+    """The result on the targets and attributes of A.2 only (the five added ones dropped).
+
+    Used in: ethnic-bias/02, ethnic-bias/03.
+    """
     return result.subset(targets=[t for t in result.targets if t in data.target_keys()],
                          attributes=[a for a in result.attributes if a in data.attribute_keys()])
 
 
 def cb_table(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
     """One row per (group, result) on the base lists (:func:`base`): language, model, group, CB,
-    the paper's Table 4 value for that language and group, and the sizes scored."""
+    the paper's Table 4 value for that language and group, and the sizes scored.
+
+    Used in: ethnic-bias/02.
+    """
     paper = paper_table4().set_index(["language", "group"])["cb"]
     rows = []
     for group, full in results:
@@ -88,7 +103,10 @@ def cb_table(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
 
 
 def per_template(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
-    """CB score of every result on each of its templates alone (base lists)."""
+    """CB score of every result on each of its templates alone (base lists).
+
+    Used in: ethnic-bias/02.
+    """
     rows = [{"language": r.language, "model": r.model, "group": group, "template": t,
              "cb": base(r).subset(templates=[t]).cb}
             for group, r in results for t in r.templates]
@@ -97,7 +115,10 @@ def per_template(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
 
 def attribute_variances(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
     """``Var_n log P'`` averaged over templates, per (model, language, attribute), base targets:
-    which attributes carry a language's CB score."""
+    which attributes carry a language's CB score.
+
+    Used in: ethnic-bias/02.
+    """
     frames = []
     for group, r in results:
         v = base(r).variances.groupby("attribute", sort=False)["variance"].mean()
@@ -111,7 +132,10 @@ def token_effect(results: Iterable[tuple[str, CBResult]],
     """Does a country's token count predict its scores? Per (model, language), on the base
     lists: Spearman correlation of the token count with ``log p_tgt`` and with ``log P'`` (each
     averaged over templates and attributes); NaN where every country has the same count.
-    ``tokens`` maps (model, language) to token counts by target key."""
+    ``tokens`` maps (model, language) to token counts by target key.
+
+    Used in: ethnic-bias/02.
+    """
     from scipy.stats import spearmanr
 
     rows = []
@@ -130,7 +154,10 @@ def token_effect(results: Iterable[tuple[str, CBResult]],
 
 
 def top_targets(result: CBResult, attribute: str, template: int, k: int = 3) -> pd.DataFrame:
-    """The ``k`` targets with the largest scaled ``P'`` for one (template, attribute)."""
+    """The ``k`` targets with the largest scaled ``P'`` for one (template, attribute).
+
+    Used in: ethnic-bias/03.
+    """
     dist = result.distribution(attribute, template).sort_values(ascending=False)
     return pd.DataFrame({"rank": range(1, k + 1), "target": dist.index[:k],
                          "scaled P'": dist.to_numpy()[:k]})
@@ -138,7 +165,10 @@ def top_targets(result: CBResult, attribute: str, template: int, k: int = 3) -> 
 
 def example_variance(result: CBResult, attribute: str, template: int) -> float:
     """``Var_n log P'`` of one (template, attribute): the number the paper's Figure 3 prints
-    beside each language."""
+    beside each language.
+
+    Used in: ethnic-bias/03.
+    """
     t, a = result.templates.index(template), result.attributes.index(attribute)
     return float(cb.target_variances(result.log_p_norm[t, a], ddof=result.ddof))
 
@@ -148,6 +178,8 @@ def mean_jsd(first: CBResult, second: CBResult, *, averaged: bool = False) -> fl
     common targets, over the (template id, attribute) pairs both have; with ``averaged``, the
     divergence between the two distributions averaged over those pairs instead (the other
     reading of the paper's Table 3, never larger: the JSD is jointly convex).
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
 
     Template ids match templates of the same meaning across languages (Chinese has ids 1-5).
     """
@@ -160,7 +192,10 @@ def mean_jsd(first: CBResult, second: CBResult, *, averaged: bool = False) -> fl
 def common_distributions(first: CBResult, second: CBResult
                           ) -> tuple[np.ndarray, np.ndarray, list[int], list[str]]:
     """Both results' scaled ``P'`` as ``[templates, attributes, targets]`` arrays over the
-    template ids, attributes and targets they share, and those template ids and attributes."""
+    template ids, attributes and targets they share, and those template ids and attributes.
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
+    """
     templates = [t for t in first.templates if t in second.templates]
     attributes = [a for a in first.attributes if a in second.attributes]
     targets = [n for n in first.targets if n in second.targets]
@@ -176,14 +211,20 @@ def common_distributions(first: CBResult, second: CBResult
 def jsd_cells(first: CBResult, second: CBResult) -> pd.DataFrame:
     """The Jensen-Shannon divergence of every (template id, attribute) cell the two results
     share: columns template, attribute, jsd. Their mean is :func:`mean_jsd`; they are the items
-    an interval resamples."""
+    an interval resamples.
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
+    """
     p, q, templates, attributes = common_distributions(first, second)
     index = pd.MultiIndex.from_product([templates, attributes], names=["template", "attribute"])
     return pd.DataFrame({"jsd": cb.jensen_shannon(p, q).ravel()}, index=index).reset_index()
 
 
 def jsd_matrix(results: Mapping[str, CBResult], *, averaged: bool = False) -> pd.DataFrame:
-    """Symmetric matrix of :func:`mean_jsd` between the results (keyed by language)."""
+    """Symmetric matrix of :func:`mean_jsd` between the results (keyed by language).
+
+    Used in: ethnic-bias/03.
+    """
     names = list(results)
     out = pd.DataFrame(0.0, index=names, columns=names)
     for i, a in enumerate(names):
@@ -195,7 +236,10 @@ def jsd_matrix(results: Mapping[str, CBResult], *, averaged: bool = False) -> pd
 def word_lists_table(first: Iterable[tuple[str, CBResult]],
                      second: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
     """The CB score of each (group, model, language) on two word lists (:func:`base` lists), one
-    column per list, and ``change``: the second's score relative to the first's, minus 1."""
+    column per list, and ``change``: the second's score relative to the first's, minus 1.
+
+    Used in: ethnic-bias/02.
+    """
     second = {(g, r.model, r.language): r for g, r in second}
     rows = []
     for group, r in first:
@@ -214,6 +258,8 @@ def sensitivity(result: CBResult, group: str) -> pd.DataFrame:
     and 70 of A.2 it holds) and with the added ones it holds; conditions that would add nothing
     are left out. The causal prior is recomputed on each list. ``group`` (monolingual or
     multilingual) labels the rows: one model may be scored in both groups.
+
+    Used in: ethnic-bias/03.
     """
     return pd.DataFrame([{"condition": name, "group": group, "language": result.language,
                           "model": result.model, "cb": part.cb, "targets": len(part.targets),
@@ -223,7 +269,10 @@ def sensitivity(result: CBResult, group: str) -> pd.DataFrame:
 
 def conditions(result: CBResult) -> list[tuple[str, CBResult]]:
     """Table 7's conditions that ``result`` holds: (name, the result on that condition's lists),
-    leaving out a condition that would add nothing (:func:`sensitivity`)."""
+    leaving out a condition that would add nothing (:func:`sensitivity`).
+
+    Used in: ethnic-bias/03.
+    """
     base_targets = [t for t in result.targets if t in data.target_keys()]
     base_attributes = [a for a in result.attributes if a in data.attribute_keys()]
     out = []
@@ -240,6 +289,8 @@ def conditions(result: CBResult) -> list[tuple[str, CBResult]]:
 def relative_change(frame: pd.DataFrame) -> pd.DataFrame:
     """A Table 7 frame (condition, group, model, language, cb) with ``change``: the CB score
     relative to the same group, model and language on the base lists, minus 1.
+
+    Used in: ethnic-bias/03.
 
     >>> relative_change(paper_table7()).query("model == 'BERT' and language == 'es' and "
     ...                                       "condition == '+5 targets'")["change"].round(3).item()

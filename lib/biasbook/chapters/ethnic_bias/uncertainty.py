@@ -47,6 +47,8 @@ def paper_verdict(theirs, low: float, high: float, comparable: bool,
     """Whether the paper's number ``theirs`` lies inside our interval ``[low, high]``, or why the
     question cannot be asked.
 
+    Used in: ethnic-bias/02, ethnic-bias/03, ethnic-bias/04.
+
     >>> paper_verdict(0.2, 0.1, 0.3, True), paper_verdict(0.5, 0.1, 0.3, True)
     ('inside', 'outside')
     >>> paper_verdict(None, 0.1, 0.3, True), paper_verdict(0.2, 0.1, 0.3, False)
@@ -66,7 +68,10 @@ def paper_verdict(theirs, low: float, high: float, comparable: bool,
 def interval_row(items, statistic=np.mean, *, value: float, unit: str, level: float,
                  n_resamples: int, seed: int) -> dict:
     """The record fields of a percentile interval of ``statistic`` over ``items`` (an array or
-    a tuple of aligned arrays), with ``value`` as the estimate; NaN bounds for fewer than 2."""
+    a tuple of aligned arrays), with ``value`` as the estimate; NaN bounds for fewer than 2.
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
+    """
     n = len(items[0]) if isinstance(items, tuple) else len(items)
     if n < 2:
         return {"value": value, **NO_INTERVAL, "ci_units": n}
@@ -78,7 +83,10 @@ def interval_row(items, statistic=np.mean, *, value: float, unit: str, level: fl
 def difference_row(a: np.ndarray, b: np.ndarray, *, unit: str, level: float,
                    n_resamples: int, seed: int) -> dict:
     """mean(a) - mean(b) over paired items, its interval and permutation p (NaN for fewer than
-    2 items)."""
+    2 items).
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
+    """
     if len(a) < 2:
         return {"value": float(np.mean(a) - np.mean(b)), **NO_INTERVAL, "ci_units": len(a),
                 "p_value": np.nan}
@@ -91,6 +99,8 @@ def text(frame: pd.DataFrame, value: str = "value", prefix: str = "", digits: in
          percent: bool = False) -> pd.Series:
     """``value [low, high]`` per row, as the chapter's tables print an interval (the value alone
     where it has none); ``prefix`` names the interval's columns (``perplexity ci_low``...).
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
 
     >>> text(pd.DataFrame({"value": [0.123, 2.0], "ci_low": [0.1, float("nan")],
     ...                    "ci_high": [0.15, float("nan")]})).tolist()
@@ -112,6 +122,8 @@ def text(frame: pd.DataFrame, value: str = "value", prefix: str = "", digits: in
 def ci_text(ci: stats.Interval, digits: int = 2) -> str:
     """An interval as the tables print it, or its value and "(no interval)".
 
+    Used in: ethnic-bias/03.
+
     >>> ci_text(stats.Interval(0.5, 0.25, 0.75, 0.95, "percentile", 10))
     '0.50 [0.25, 0.75]'
     >>> ci_text(stats.Interval(0.5, float("nan"), float("nan"), 0.95, "percentile", 10))
@@ -126,6 +138,8 @@ def family(frames: Iterable[pd.DataFrame], alpha: float = 0.05) -> list[pd.DataF
     """Holm's correction over every ``p_value`` of ``frames`` together (one family of
     comparisons): each frame gets ``p_holm`` and ``holds`` (Holm's p below ``alpha``); a test
     without a p-value (too few items) is left out of the family and does not hold.
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
 
     >>> a = pd.DataFrame({"p_value": [0.01, 0.04]})
     >>> b = pd.DataFrame({"p_value": [0.03, float("nan")]})
@@ -150,6 +164,8 @@ def smallest_p(n_items: int) -> float:
     """The smallest two-sided p-value a paired permutation test over ``n_items`` items can give:
     every item's difference has the same sign, and only that arrangement and its mirror image
     are as extreme (``2 / 2**n``).
+
+    Used in: ethnic-bias/04.
 
     >>> smallest_p(3), smallest_p(5)
     (0.25, 0.0625)

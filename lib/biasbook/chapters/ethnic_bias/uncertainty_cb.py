@@ -18,14 +18,17 @@ import pandas as pd
 
 from biasbook import stats
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
-from biasbook.chapters.ethnic_bias.tables import base, conditions, paper_table4
+from biasbook.chapters.ethnic_bias.tables import base, conditions, paper_table4, sensitivity
 from biasbook.chapters.ethnic_bias.uncertainty import UNIT, interval_row, paper_verdict
 
 
 def cb_intervals(results: Iterable[tuple[str, CBResult]], *, level: float = 0.95,
                  n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """One row per (group, result) of :func:`.tables.cb_table`: the CB score on the base lists
-    with its percentile bootstrap interval over the cells (record schema columns)."""
+    with its percentile bootstrap interval over the cells (record schema columns).
+
+    Used in: ethnic-bias/02.
+    """
     rows = []
     for group, full in results:
         r = base(full)
@@ -43,7 +46,10 @@ def cb_differences(results: Iterable[tuple[str, CBResult]], *, level: float = 0.
                    n_resamples: int = 9999, seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
     """Every pair of models scored in the same language on the same cells: CB(model) -
     CB(versus) with a paired interval, the permutation p and Holm's p over all the pairs
-    (``holds``: the difference is real at ``alpha`` after the correction)."""
+    (``holds``: the difference is real at ``alpha`` after the correction).
+
+    Used in: ethnic-bias/02.
+    """
     by_language: dict[str, list[CBResult]] = {}
     for _, full in results:
         by_language.setdefault(full.language, []).append(base(full))
@@ -69,7 +75,10 @@ def cb_differences(results: Iterable[tuple[str, CBResult]], *, level: float = 0.
 
 def against_paper(intervals: pd.DataFrame, paper: pd.Series, comparable: bool) -> pd.Series:
     """Per row: whether the paper's CB lies inside our interval, or why it cannot be asked
-    (the paper scored BERT; only the ``paper`` profile scores the same models)."""
+    (the paper scored BERT; only the ``paper`` profile scores the same models).
+
+    Used in: ethnic-bias/02.
+    """
     return pd.Series([paper_verdict(paper.get((r.language, r.group), np.nan), r.ci_low,
                                     r.ci_high, comparable) for r in intervals.itertuples()],
                      index=intervals.index)
@@ -77,7 +86,10 @@ def against_paper(intervals: pd.DataFrame, paper: pd.Series, comparable: bool) -
 
 def with_paper(intervals: pd.DataFrame, comparable: bool) -> pd.DataFrame:
     """:func:`cb_intervals` with the paper's Table 4 value (``paper``) and :func:`against_paper`'s
-    verdict (``paper vs ours``)."""
+    verdict (``paper vs ours``).
+
+    Used in: ethnic-bias/02.
+    """
     paper = paper_table4().set_index(["language", "group"])["cb"]
     return intervals.assign(
         paper=[paper.get((r.language, r.group), np.nan) for r in intervals.itertuples()],
@@ -87,14 +99,14 @@ def with_paper(intervals: pd.DataFrame, comparable: bool) -> pd.DataFrame:
 def sensitivity_intervals(results: Iterable[tuple[str, CBResult]], *, level: float = 0.95,
                           n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """:func:`.tables.sensitivity` for every (group, result), each condition's CB score with its
-    percentile interval over that condition's cells (the causal prior of each list fixed)."""
-    rows = []
+    percentile interval over that condition's cells (the causal prior of each list fixed).
+
+    Used in: ethnic-bias/03.
+    """
+    frames = []
     for group, result in results:
-        for name, part in conditions(result):
-            cells = part.variances["variance"].to_numpy()
-            rows.append({"condition": name, "group": group, "language": result.language,
-                         "model": result.model, "cb": part.cb, "targets": len(part.targets),
-                         "attributes": len(part.attributes),
-                         **interval_row(cells, value=part.cb, unit=UNIT, level=level,
-                                        n_resamples=n_resamples, seed=seed)})
-    return pd.DataFrame(rows)
+        intervals = [interval_row(part.variances["variance"].to_numpy(), value=part.cb, unit=UNIT,
+                                  level=level, n_resamples=n_resamples, seed=seed)
+                     for _, part in conditions(result)]
+        frames.append(pd.concat([sensitivity(result, group), pd.DataFrame(intervals)], axis=1))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -51,7 +51,10 @@ def jsd_intervals(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
     in :func:`.tables.jsd_matrix`'s order: the mean JSD (``value``, as the matrix has it) with
     its percentile interval over the (template, attribute) cells the two languages share, the
     paper's Table 3 value for the group and whether it lies inside (``comparable``: only the
-    ``paper`` profile scores M-BERT)."""
+    ``paper`` profile scores M-BERT).
+
+    Used in: ethnic-bias/03.
+    """
     rows = []
     for (group, model), per_language in by_model.items():
         base_results = {c: base(r) for c, r in per_language.items()}
@@ -80,7 +83,10 @@ def jsd_differences(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]],
     JSD(c-d), cell by cell on the (template, attribute) cells both pairs share, with its paired
     interval and permutation p (the pairs' two divergences swapped within a cell). Holm's
     correction is :func:`.uncertainty.family`'s, over the notebook's family. Columns: group,
-    model, pair, other_pair, the record fields and p_value."""
+    model, pair, other_pair, the record fields and p_value.
+
+    Used in: ethnic-bias/03.
+    """
     rows = []
     for (group, model), per_language in by_model.items():
         for first, second in claims:
@@ -101,7 +107,10 @@ def jsd_differences(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]],
 
 def jsd_sentence(row) -> str:
     """What a row of :func:`jsd_differences` (after :func:`.uncertainty.family`) supports, and
-    no more."""
+    no more.
+
+    Used in: ethnic-bias/03.
+    """
     head = (f"{row.model}: JSD({row.pair}) - JSD({row.other_pair}) = {row.value:+.3f} "
             f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}] over {row.ci_units:.0f} cells, "
             f"Holm p = {row.p_holm:.3f}: ")
@@ -120,7 +129,10 @@ def jsd_spearman(per_language: Mapping[str, CBResult], paper: pd.DataFrame, *,
     resample draws (template, attribute) cells with replacement and recomputes every pair's mean
     over the drawn cells it has (a Chinese pair lacks the templates Chinese lacks). None for
     fewer than three pairs or a constant ranking; NaN bounds where some resample leaves a pair
-    without any of its cells or ties every pair (few cells)."""
+    without any of its cells or ties every pair (few cells).
+
+    Used in: ethnic-bias/03.
+    """
     from scipy.stats import spearmanr
 
     results = {c: base(r) for c, r in per_language.items() if c in paper.index}
@@ -155,7 +167,10 @@ def drawn_spearman(jsd: np.ndarray, theirs: np.ndarray, drawn: np.ndarray) -> np
     """Spearman's correlation with ``theirs`` (one value per pair) of each pair's mean JSD over
     the drawn cells: ``jsd`` is pairs x cells (NaN where a pair lacks the cell), ``drawn`` the
     cell indices of one resample per row (last axis). A pair with none of the drawn cells gives
-    NaN."""
+    NaN.
+
+    Used in: ethnic-bias/03.
+    """
     from scipy.stats import rankdata
 
     values = jsd[:, drawn.astype(int)]  # pairs x ... x draws
@@ -188,7 +203,10 @@ def jsd_readings(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
     (:func:`drawn_jsd_readings`). The JSD of averages of a resample tends to be larger than that
     of all the cells (repeated cells leave fewer distinct ones to average over), so its interval
     leans upwards of the value. The paper's printed Table 3 follows, one row per group, without
-    an interval (it reports none)."""
+    an interval (it reports none).
+
+    Used in: ethnic-bias/03.
+    """
     rows = []
     for (_group, name), per_language in by_model.items():
         if len(per_language) < 2:
@@ -218,7 +236,10 @@ def reading_cells(results: Mapping[str, CBResult]) -> tuple[list[dict], int]:
     """Every language pair of ``results`` in :func:`.tables.jsd_matrix`'s order, as what
     :func:`drawn_jsd_readings` needs: the indices of the pair's cells in the grid of every
     (template, attribute) cell some pair has (``cells``), both languages' scaled ``P'`` on them
-    (``p``, ``q``: cells x targets) and their divergences (``jsd``); and the grid's size."""
+    (``p``, ``q``: cells x targets) and their divergences (``jsd``); and the grid's size.
+
+    Used in: ethnic-bias/03.
+    """
     grid: dict[tuple, int] = {}
     pairs = []
     names = list(results)
@@ -239,7 +260,10 @@ def drawn_jsd_readings(pairs: list[dict], n_cells: int, drawn: np.ndarray,
     is pairs x resamples (the leading axes of ``drawn``). A cell drawn twice counts twice; a
     pair with none of the drawn cells gives NaN. Without ``averaged``, the mean of the pair's
     per-cell divergences; with it, the divergence of its two distributions averaged over the
-    drawn cells."""
+    drawn cells.
+
+    Used in: ethnic-bias/03.
+    """
     drawn = np.asarray(drawn).astype(int)
     flat = drawn.reshape(-1, drawn.shape[-1])
     n = len(flat)

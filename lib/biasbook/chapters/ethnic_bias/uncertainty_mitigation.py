@@ -70,7 +70,10 @@ def mitigation_intervals(outcomes, *, comparable: bool, level: float = 0.95,
     cells (the record fields; ``value`` is the row's CB), its perplexity interval over the
     held-out sentences (the same fields prefixed ``perplexity ``; NaN without text) and whether
     the paper's CB lies inside (``paper vs ours``; ``comparable``: only the ``paper`` profile
-    scores the paper's models, and even there the fine-tuning text is the mirror's)."""
+    scores the paper's models, and even there the fine-tuning text is the mirror's).
+
+    Used in: ethnic-bias/04.
+    """
     rows = []
     for o in outcomes:
         row = {**o.row, **interval_row(_cells(o), value=o.row["cb"], unit=UNIT, level=level,
@@ -100,7 +103,10 @@ def change_tests(outcomes, reference: str = "base", *, comparable: bool, level: 
     perplexity ratio's interval over the held-out sentences (the record fields prefixed
     ``perplexity_ratio ``), and whether the paper's change lies inside. ``versus`` names the
     reference row as the records' convention wants the other side of a test named: the reference
-    variant, prefixed ``monolingual`` where the row's own role is another."""
+    variant, prefixed ``monolingual`` where the row's own role is another.
+
+    Used in: ethnic-bias/04.
+    """
     by_key = {_key(o.row): o for o in outcomes}
     frame = mitigation_tables.against(mitigation_tables.table(outcomes), reference)
     rows = []
@@ -135,7 +141,10 @@ def notebook_tests(outcomes, *, comparable: bool, level: float = 0.95, n_resampl
                    seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every test of notebook 04 as one family (Holm's correction over all of them): each row
     against ``base`` and against ``ft`` (:func:`change_tests`, one frame) and Table 9's ``align``
-    rows against ``ft`` (:func:`jsd_change_tests`)."""
+    rows against ``ft`` (:func:`jsd_change_tests`).
+
+    Used in: ethnic-bias/04.
+    """
     opts = {"level": level, "n_resamples": n_resamples, "seed": seed}
     changes = pd.concat([change_tests(outcomes, ref, comparable=comparable, **opts)
                          for ref in ("base", "ft")], ignore_index=True)
@@ -150,6 +159,8 @@ def usable_stability(compared: pd.DataFrame, max_perplexity_ratio: float = 2.0) 
     ``ci_high``): ``stable`` where the whole interval lies on the value's side of the threshold,
     ``would flip inside the interval`` where the interval reaches the other side, and why the
     question cannot be asked otherwise.
+
+    Used in: ethnic-bias/04.
 
     >>> rows = pd.DataFrame({"perplexity_ratio": [1.2, 2.4, 1.9, 50.0, float("nan"), 1.5],
     ...                      "perplexity_ratio ci_low": [1.1, 1.8, 1.7, 30.0, float("nan"),
@@ -175,7 +186,10 @@ def usable_stability(compared: pd.DataFrame, max_perplexity_ratio: float = 2.0) 
 
 def change_sentence(row) -> str:
     """What a row of :func:`change_tests` (after :func:`.uncertainty.family`) supports, and no
-    more."""
+    more.
+
+    Used in: ethnic-bias/04.
+    """
     what = row.variant + (f"->{row.aligned_to}" if isinstance(row.aligned_to, str) else "")
     head = (f"{row.direction} {row.language} {what} ({row.role}) vs {row.reference}: CB change "
             f"{row.cb_change:+.1%} [{row.ci_low:+.1%}, {row.ci_high:+.1%}], Holm p = "
@@ -189,7 +203,10 @@ def change_sentence(row) -> str:
 def jsd_to_english_intervals(outcomes, *, comparable: bool, level: float = 0.95,
                              n_resamples: int = 9999, seed: int = 0) -> pd.DataFrame:
     """:func:`.mitigation_tables.jsd_to_english` (Table 9) with each row's interval over the
-    cells it shares with the English base row, and whether the paper's value lies inside."""
+    cells it shares with the English base row, and whether the paper's value lies inside.
+
+    Used in: ethnic-bias/04.
+    """
     frame = mitigation_tables.jsd_to_english(outcomes)
     english, compared = mitigation_tables.english_pairs(outcomes)
     rows = []
@@ -207,7 +224,10 @@ def jsd_change_tests(outcomes, *, level: float = 0.95, n_resamples: int = 9999,
     """Table 9's comparison: each ``align`` row's JSD to the English base row against its ``ft``
     row's (X→EN: language X's fine-tuned row; EN→X: English's), cell by cell on the cells all
     three share; ``value`` = JSD(align) - JSD(ft). The paper: X→EN alignment comes closer to
-    English (a negative difference), EN→X alignment moves away (positive)."""
+    English (a negative difference), EN→X alignment moves away (positive).
+
+    Used in: ethnic-bias/04.
+    """
     english, compared = mitigation_tables.english_pairs(outcomes)
     ft = {(o.row["direction"], o.row["language"]): o for o in compared
           if o.row["variant"] == "ft"}
@@ -234,7 +254,10 @@ def jsd_change_tests(outcomes, *, level: float = 0.95, n_resamples: int = 9999,
 
 def jsd_change_sentence(row) -> str:
     """What a row of :func:`jsd_change_tests` (after :func:`.uncertainty.family`) supports, and
-    no more."""
+    no more.
+
+    Used in: ethnic-bias/04.
+    """
     head = (f"{row.direction} {row.language} align->{row.aligned_to} vs ft: JSD to English "
             f"{row.value:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}], Holm p = "
             f"{row.p_holm:.3f} over {row.ci_units:.0f} cells: ")

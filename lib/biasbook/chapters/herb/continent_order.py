@@ -56,7 +56,10 @@ def implied_distances(countries: Mapping[str, int],
     continent's number of countries in ``countries``), ``C`` (unscaled) and the implied mean
     country distance ``C * n(n-1)/2``. Columns: ``table``, ``model``, ``metric``,
     ``condition``, ``reading``, ``printed column``, ``continent``, ``n``, ``C``,
-    ``implied distance``."""
+    ``implied distance``.
+
+    Used in: herb/02.
+    """
     missing = set(CONTINENT_COLUMNS) - set(countries)
     if missing:
         raise ValueError(f"countries per continent missing for {sorted(missing)}")
@@ -79,6 +82,8 @@ def uniformity(implied: pd.DataFrame) -> pd.DataFrame:
     continents (coefficient of variation = std / mean, population std; the largest over the
     smallest) and the continent ranking by C, largest first.
 
+    Used in: herb/02.
+
     >>> rows = pd.DataFrame({"table": "t", "model": "m", "metric": "C_w", "condition": "full",
     ...                      "reading": "r", "continent": ["AF", "NA"], "C": [1.0, 3.0],
     ...                      "implied distance": [2.0, 4.0]})
@@ -99,7 +104,10 @@ def uniformity(implied: pd.DataFrame) -> pd.DataFrame:
 
 def verdict(summary: pd.DataFrame) -> pd.DataFrame:
     """Per reading, over every printed row of :func:`uniformity`: the median and largest CV,
-    and the number of rows whose CV is smaller under this reading than under the other."""
+    and the number of rows whose CV is smaller under this reading than under the other.
+
+    Used in: herb/02.
+    """
     wide = summary.pivot_table(index=["table", "model", "metric", "condition"],
                                columns="reading", values="CV")
     rows = {}
@@ -113,7 +121,10 @@ def verdict(summary: pd.DataFrame) -> pd.DataFrame:
 
 def ranking_agreement(summary: pd.DataFrame, ours: Mapping[str, str]) -> pd.DataFrame:
     """Does each paper model's Table 1 C_w ranking equal our models' rankings (``ours``: model
-    -> ranking string as :func:`uniformity` writes it), under each reading?"""
+    -> ranking string as :func:`uniformity` writes it), under each reading?
+
+    Used in: herb/02.
+    """
     t1 = summary.query("table == 'table1' and metric == 'C_w'")
     out = t1[["model", "reading", "ranking by C"]].copy()
     for name, ranking in ours.items():
@@ -125,7 +136,10 @@ def c_against_n(implied: pd.DataFrame, ours: pd.DataFrame | None = None, *, axes
     """The figure of the test: C (x 10^3, log) against n (log), one panel per reading, the
     paper's Table 1 C_w points per model with that model's curve ``2 d / (n(n-1))`` (``d`` its
     median implied distance under the reading), and our models' continents (``ours``: columns
-    ``model``, ``n``, ``C``, unscaled) where given. Returns the figure."""
+    ``model``, ``n``, ``C``, unscaled) where given. Returns the figure.
+
+    Used in: herb/02.
+    """
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 

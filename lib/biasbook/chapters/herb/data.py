@@ -32,6 +32,8 @@ PAPER_READING = "code print order"
 def reading_map(reading: str) -> dict[str, str]:
     """Printed column header -> the continent that column holds under ``reading``.
 
+    Used in: herb/02, herb/04.
+
     >>> reading_map("code print order")
     {'AF': 'AF', 'AS': 'AS', 'EU': 'EU', 'OC': 'NA', 'SA': 'OC', 'NA': 'SA'}
     """
@@ -44,6 +46,8 @@ def descriptors() -> pd.DataFrame:
     """Appendix A: one row per descriptor entry (112), columns ``topic`` and ``word``, in the
     paper's order, which is the column order of the score arrays.
 
+    Used in: herb/01, herb/02, herb/04, herb/05, biasbook plan, book/trust.
+
     >>> descriptors().groupby("topic", sort=False).size().tolist()
     [20, 25, 25, 23, 19]
     """
@@ -55,6 +59,8 @@ def descriptors() -> pd.DataFrame:
 def substitutions() -> pd.DataFrame:
     """Appendix B: one row per descriptor entry, columns ``topic``, ``original`` and
     ``substitute``, aligned row for row with :func:`descriptors`.
+
+    Used in: herb/02, biasbook plan.
 
     >>> substitutions().set_index("original").loc["bald", "substitute"]
     'eagle'
@@ -70,6 +76,8 @@ def printed_numbers() -> pd.DataFrame:
     ``replace <topic>``), ``region`` (the printed column header, or ``overall``), ``printed``
     (the number as printed) and ``multiplier`` (printed = statistic x multiplier). The headers
     are as printed; :func:`reading_map` says which continent a column holds under each reading.
+
+    Used in: herb/02, herb/04.
 
     >>> table = printed_numbers()
     >>> row = table.query("table == 'table1' and model == 'BERT-base' and metric == 'C_w'")

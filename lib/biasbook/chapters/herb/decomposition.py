@@ -36,7 +36,10 @@ from biasbook.metrics.herb import hierarchical_bias
 @dataclass
 class TwoWay:
     """``x = mu + region + descriptor + interaction``; ``region`` is a column ``[n_regions, 1]``,
-    ``descriptor`` a row ``[1, n_descriptors]`` (both centred), ``interaction`` the residual."""
+    ``descriptor`` a row ``[1, n_descriptors]`` (both centred), ``interaction`` the residual.
+
+    Used in: herb/01, herb/02.
+    """
 
     mu: float
     region: NDArray[np.float64]
@@ -50,7 +53,10 @@ class TwoWay:
 
 
 def two_way(scores: ArrayLike) -> TwoWay:
-    """The two-way decomposition of a ``[region, descriptor]`` matrix (module docstring)."""
+    """The two-way decomposition of a ``[region, descriptor]`` matrix (module docstring).
+
+    Used in: herb/01, herb/02.
+    """
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim != 2 or min(x.shape) < 1:
         raise ValueError(f"expected a [region, descriptor] matrix, got shape {x.shape}")
@@ -62,7 +68,10 @@ def two_way(scores: ArrayLike) -> TwoWay:
 
 def variance_shares(scores: ArrayLike) -> dict[str, float]:
     """Shares of the total sum of squares around ``mu`` carried by the region effect, the
-    descriptor effect and the interaction (they add up to 1)."""
+    descriptor effect and the interaction (they add up to 1).
+
+    Used in: herb/01.
+    """
     x = np.asarray(scores, dtype=np.float64)
     parts = two_way(x)
     total = ((x - parts.mu) ** 2).sum()
@@ -74,14 +83,20 @@ def variance_shares(scores: ArrayLike) -> dict[str, float]:
 
 
 def variance_table(scores: Mapping[str, ArrayLike]) -> pd.DataFrame:
-    """:func:`variance_shares` of every model: one row per model, one column per effect."""
+    """:func:`variance_shares` of every model: one row per model, one column per effect.
+
+    Used in: herb/01.
+    """
     return pd.DataFrame({name: variance_shares(x) for name, x in scores.items()}).T
 
 
 def region_effect_correlations(scored: Mapping[str, ModelScores]) -> pd.DataFrame:
     """Per model, Pearson's correlation of each region's mean score (the region effect, up to a
     constant) with f(r) of its bare name and with the number of tokens in its name (``scored``
-    needs ``region_scores`` and ``token_counts``)."""
+    needs ``region_scores`` and ``token_counts``).
+
+    Used in: herb/01.
+    """
     rows = {}
     for name, s in scored.items():
         if s.region_scores is None or s.token_counts is None:
@@ -96,7 +111,10 @@ def region_effect_correlations(scored: Mapping[str, ModelScores]) -> pd.DataFram
 def effect_shares(table: pd.DataFrame, scores: Mapping[str, ArrayLike]) -> pd.DataFrame:
     """Per model: the overall C_w (x 10^3, paper mode) of the scores, and the share of it that
     the additive matrix (``mu + a_j + b_i``) and the matrix without its region effect
-    (``x - a_j``) get, on the region tree of ``table``."""
+    (``x - a_j``) get, on the region tree of ``table``.
+
+    Used in: herb/02.
+    """
     tree = region_tree(table)
     rows = []
     for name, x in scores.items():

@@ -54,6 +54,8 @@ _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 def hatespeech18(split: str = "test") -> pd.DataFrame:
     """hatespeech18 sentences with labels: ``file_id``, ``text``, ``label`` (1 = hate).
 
+    Used in: herb/04.
+
     ``split`` is the authors' balanced ``train`` (1,914) or ``test`` (478) sample, or ``all``
     (every sentence labelled hate or noHate; relation, idk/skip are dropped).
     """
@@ -75,6 +77,8 @@ def hatespeech18(split: str = "test") -> pd.DataFrame:
 def imdb(split: str = "test", n: int | None = None, seed: int = 0) -> pd.DataFrame:
     """IMDB reviews: ``file``, ``text`` (``<br />`` tags and entities removed), ``label``
     (1 = positive). ``n`` draws a class-balanced random sample (None: all 25,000 of the split).
+
+    Used in: herb/04.
     """
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -92,6 +96,8 @@ def imdb(split: str = "test", n: int | None = None, seed: int = 0) -> pd.DataFra
 def clean_review(text: str) -> str:
     """An IMDB review as plain text: HTML line breaks and entities replaced, spaces squeezed.
 
+    Used in: herb/04.
+
     >>> clean_review("Great.<br /><br />Loved it &amp; more")
     'Great. Loved it & more'
     """
@@ -102,6 +108,8 @@ def balanced_sample(frame: pd.DataFrame, n: int | None, seed: int = 0,
                     label: str = "label") -> pd.DataFrame:
     """``n`` rows, half of each of two classes (fewer if a class is short), drawn with ``seed``;
     original row order kept. ``n`` None or at least ``len(frame)`` returns ``frame``.
+
+    Used in: herb/04.
 
     >>> f = pd.DataFrame({"label": [0, 0, 0, 1, 1, 1]})
     >>> balanced_sample(f, 4)["label"].tolist()
@@ -115,7 +123,10 @@ def balanced_sample(frame: pd.DataFrame, n: int | None, seed: int = 0,
 
 
 def add_prefix(texts: Sequence[str], region: str, template: str) -> list[str]:
-    """Every text with the prefix ``template`` (e.g. ``"I am from {region}."``) before it."""
+    """Every text with the prefix ``template`` (e.g. ``"I am from {region}."``) before it.
+
+    Used in: herb/04.
+    """
     prefix = template.format(region=region)
     return [f"{prefix} {text}" for text in texts]
 
@@ -126,6 +137,8 @@ def add_prefix(texts: Sequence[str], region: str, template: str) -> list[str]:
 def classification_metrics(labels: Sequence[int], proba: Sequence[float],
                            threshold: float = 0.5) -> dict[str, float]:
     """Accuracy and macro F1 of ``proba >= threshold`` (Table 4, "Overall Metrics").
+
+    Used in: herb/04.
 
     >>> classification_metrics([0, 1, 1, 0], [0.1, 0.8, 0.4, 0.3])
     {'accuracy': 0.75, 'macro_f1': 0.7333333333333334}
@@ -140,7 +153,10 @@ def classification_metrics(labels: Sequence[int], proba: Sequence[float],
 
 def prefixed_probabilities(classifier, texts: Sequence[str], regions: Sequence[str],
                            template: str, *, progress: bool = True) -> np.ndarray:
-    """``[len(regions), len(texts)]`` P(positive) of every text behind every region's prefix."""
+    """``[len(regions), len(texts)]`` P(positive) of every text behind every region's prefix.
+
+    Used in: herb/04.
+    """
     from tqdm.auto import tqdm
 
     out = np.empty((len(regions), len(texts)))
@@ -156,7 +172,10 @@ def change_counts(p0: np.ndarray, p: np.ndarray) -> dict[str, float]:
     """Table 4's "Biased Probability Change" for one region: the number of samples whose
     positive-class probability rises (``n_up``) or falls (``n_down``) once the prefix is added,
     the mean size of those rises and falls (``avg_up``, ``avg_down``, both positive), the
-    unchanged ones and the mean signed change."""
+    unchanged ones and the mean signed change.
+
+    Used in: herb/04.
+    """
     diff = np.asarray(p, dtype=np.float64) - np.asarray(p0, dtype=np.float64)
     up, down = diff > 0, diff < 0
     return {"n_up": int(up.sum()), "avg_up": float(diff[up].mean()) if up.any() else 0.0,
@@ -168,7 +187,10 @@ def change_counts(p0: np.ndarray, p: np.ndarray) -> dict[str, float]:
 def label_change_rates(p0: np.ndarray, p: np.ndarray, threshold: float = 0.5
                        ) -> dict[str, float]:
     """Table 5 for one region: percent of *all* test samples whose predicted label flips from
-    the negative to the positive class (``neg_to_pos``, e.g. noHate -> hate) and back."""
+    the negative to the positive class (``neg_to_pos``, e.g. noHate -> hate) and back.
+
+    Used in: herb/04.
+    """
     before = np.asarray(p0) >= threshold
     after = np.asarray(p) >= threshold
     n = len(before)
@@ -180,6 +202,8 @@ def region_changes(p0: np.ndarray, probs: np.ndarray, regions: Sequence[str],
                  threshold: float = 0.5) -> pd.DataFrame:
     """One row per region: :func:`change_counts`, :func:`label_change_rates` and the change in
     the share of positive predictions (``positive_share_change``, what Fig. 4 maps).
+
+    Used in: herb/04.
 
     >>> t = region_changes(np.array([0.4, 0.6]), np.array([[0.7, 0.4], [0.2, 0.9]]), ["A", "B"])
     >>> t.loc["A", ["n_up", "n_down", "neg_to_pos", "pos_to_neg"]].tolist()
@@ -201,6 +225,8 @@ def table5(per_region: pd.DataFrame, without: Sequence[str] = ()) -> pd.Series:
     (``all/neg_to_pos``, ``all/pos_to_neg``) and over all regions but one
     (``w/o <region>/...``), from a :func:`region_changes` frame.
 
+    Used in: herb/04.
+
     >>> frame = pd.DataFrame({"neg_to_pos": [1.0, 3.0], "pos_to_neg": [0.0, 2.0]},
     ...                      index=pd.Index(["A", "B"], name="region"))
     >>> table5(frame, without=["B"]).to_dict()
@@ -221,7 +247,10 @@ def table5(per_region: pd.DataFrame, without: Sequence[str] = ()) -> pd.Series:
 
 def pooled_metrics(labels: Sequence[int], probs: np.ndarray,
                    threshold: float = 0.5) -> dict[str, float]:
-    """Table 4's "Country-All" row: accuracy and macro F1 over every (region, sample) pair."""
+    """Table 4's "Country-All" row: accuracy and macro F1 over every (region, sample) pair.
+
+    Used in: herb/04.
+    """
     probs = np.asarray(probs)
     return classification_metrics(np.tile(np.asarray(labels), probs.shape[0]), probs.ravel(),
                                   threshold)
@@ -231,6 +260,8 @@ def select_countries(countries: pd.DataFrame, per_continent: int | None,
                      include: Sequence[str] = ()) -> list[str]:
     """ISO codes: the ``per_continent`` most populous countries of each continent (None: all),
     plus ``include``, in the order of ``countries`` (a :func:`.regions.countries` frame).
+
+    Used in: herb/04, biasbook plan.
 
     >>> frame = pd.DataFrame({"code": ["A", "B", "C", "D"], "continent": ["EU", "EU", "AS", "AS"],
     ...                       "population": [5, 9, 1, 2]})
@@ -260,6 +291,8 @@ def paper_overall() -> pd.DataFrame:
     """Table 4's overall metrics: one row per ``task`` and ``testset`` (``original``,
     ``country_all``), columns ``accuracy`` and ``macro_f1``.
 
+    Used in: herb/04.
+
     >>> float(paper_overall().loc[("hatespeech18", "country_all"), "accuracy"])
     0.8426
     """
@@ -272,6 +305,8 @@ def paper_overall() -> pd.DataFrame:
 def paper_table4() -> pd.DataFrame:
     """Table 4's rows: ``task``, ``region`` (as printed), ``n_up``, ``avg_up``, ``n_down``,
     ``avg_down``, and the shares ``share_up`` / ``share_down`` of the task's test set.
+
+    Used in: herb/04.
 
     >>> row = paper_table4().set_index(["task", "region"]).loc[("hatespeech18", "Ireland")]
     >>> int(row["n_up"]), round(float(row["share_up"]), 4)
@@ -290,6 +325,8 @@ def paper_table4() -> pd.DataFrame:
 
 def paper_table5() -> pd.DataFrame:
     """Table 5: one row per model, columns as :func:`table5` names them.
+
+    Used in: herb/04.
 
     >>> float(paper_table5().loc["BERT-base", "all/pos_to_neg"])
     1.3645

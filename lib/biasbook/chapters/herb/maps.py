@@ -39,7 +39,10 @@ EUROPE_EXTENT = (-25, 45, 34, 72)  # lon_min, lon_max, lat_min, lat_max
 
 def descriptor_likelihood(lm: LanguageModel, table: pd.DataFrame, word: str) -> pd.Series:
     """f(S) of "People in [region] are [word]." for every row of ``table`` (a region table),
-    indexed by the region's code (continent code, ISO country code, GeoNames id)."""
+    indexed by the region's code (continent code, ISO country code, GeoNames id).
+
+    Used in: herb/03.
+    """
     return pd.Series(descriptor_scores(lm, table["name"], [word])[:, 0], index=table["code"])
 
 
@@ -51,7 +54,10 @@ def _europe(likelihood: pd.Series, countries: pd.DataFrame) -> pd.Series:
 def europe_summary(likelihood: Mapping[str, pd.Series], countries: pd.DataFrame) -> pd.DataFrame:
     """Per model: f(S) of *Europe*, the median over the European countries, the share of them
     above *Europe*, the most likely one and its f(S). ``countries`` has the columns ``code``,
-    ``name`` and ``continent``; models without *Europe* or its countries are left out."""
+    ``name`` and ``continent``; models without *Europe* or its countries are left out.
+
+    Used in: herb/03.
+    """
     rows = []
     for name, f in likelihood.items():
         eu_countries = _europe(f, countries)
@@ -74,7 +80,10 @@ def europe_summary(likelihood: Mapping[str, pd.Series], countries: pd.DataFrame)
 def likelihood_map(f: pd.Series, countries: pd.DataFrame, word: str, *, title: str = ""):
     """Fig. 1 for one model: (a) f(S) of ``word`` for every country with a value, (b) Europe on
     its own colour scale, with the value of *Europe* itself marked on the colour bar (only
-    when ``f`` has it). Returns the figure."""
+    when ``f`` has it). Returns the figure.
+
+    Used in: herb/03.
+    """
     fig, axes = plt.subplots(1, 2, figsize=(15, 4.2), gridspec_kw={"width_ratios": [1.9, 1]},
                              layout="constrained")
     label = f"f(S) for [{word}]"
@@ -98,7 +107,10 @@ def likelihood_map(f: pd.Series, countries: pd.DataFrame, word: str, *, title: s
 
 def umap_2d(x: ArrayLike, seed: int = 0) -> NDArray[np.float32]:
     """A 2-D UMAP projection (cosine metric, 15 neighbours or fewer for small sets) of the rows
-    of ``x``, reproducible with ``seed``."""
+    of ``x``, reproducible with ``seed``.
+
+    Used in: herb/03.
+    """
     import umap  # imported here: its first import compiles numba code
 
     n = len(x)
@@ -116,6 +128,8 @@ def agreement_table(coords: pd.DataFrame, continent: Sequence[str],
     """Share of the ``k`` nearest neighbours on the same continent: in geography (the capitals'
     longitude and latitude ``coords``, countries without coordinates left out), in each model's
     hidden states (``agreement``, from :func:`~.representations.neighbour_agreement`) and by chance.
+
+    Used in: herb/03.
 
     >>> coords = pd.DataFrame({"lon": [0.0, 1.0, 90.0, 91.0], "lat": [0.0, 0.0, 0.0, np.nan]})
     >>> agreement_table(coords, ["EU", "EU", "AS", "AS"], {"m": 0.5}, k=1).iloc[:, 0].tolist()

@@ -46,7 +46,10 @@ MASKED_METHODS = {"aul": {}, "pll": {"method": "pll"},
 
 @dataclass
 class ModelScores:
-    """What :func:`score_models` computed for one model; ``None`` where it was not asked for."""
+    """What :func:`score_models` computed for one model; ``None`` where it was not asked for.
+
+    Used in: herb/01, herb/02, herb/04.
+    """
 
     kind: str  # the model's kind: causal, masked or seq2seq
     scores: NDArray[np.float64]  # f(S_ij), [region, descriptor]
@@ -64,7 +67,10 @@ def _load(model: str | LanguageModel, rec) -> LanguageModel:
 
 def load_models(names: Sequence[str | LanguageModel], rec=None) -> dict[str, LanguageModel]:
     """``{name: model}`` for every name (a registry name, Hugging Face id or folder; an already
-    loaded model passes through), each noted in ``rec`` (a :class:`biasbook.results.Recorder`)."""
+    loaded model passes through), each noted in ``rec`` (a :class:`biasbook.results.Recorder`).
+
+    Used in: herb/02, herb/03, herb/05.
+    """
     loaded = [_load(model, rec) for model in names]
     return {(m if isinstance(m, str) else lm.name): lm for m, lm in zip(names, loaded, strict=True)}
 
@@ -76,6 +82,8 @@ def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
                  progress: bool | None = None, masked_method: str = "aul",
                  **score_kwargs) -> dict[str, ModelScores]:
     """Score the template for every region and word with each model in turn (module docstring).
+
+    Used in: herb/01, herb/02, herb/04.
 
     ``region_scores`` adds f(r); ``substitutes`` (aligned with ``words``) are scored for the
     models listed in ``substitute_models`` only; ``token_counts`` counts each name's tokens;

@@ -39,6 +39,8 @@ def relabel(paper: pd.DataFrame, reading: str) -> pd.DataFrame:
     """A frame with a ``region`` column of printed headers, read under ``reading`` (see
     :data:`~.data.READINGS`); the printed header is kept in ``printed column``.
 
+    Used in: herb/02, herb/04.
+
     >>> t = pd.DataFrame({"region": ["OC", "SA", "NA", "overall"]})
     >>> relabel(t, "code print order")["region"].tolist()
     ['NA', 'OC', 'SA', 'overall']
@@ -54,6 +56,8 @@ def paper_values(table_name: str, reading: str = PAPER_READING) -> pd.DataFrame:
     default the authors' code's print order, see :mod:`.continent_order`), ``printed column``
     (the header it is printed under), ``printed``, ``multiplier``, ``paper`` (= printed /
     multiplier).
+
+    Used in: herb/02, herb/04.
 
     >>> row = paper_values("table1").query("model == 'BART-base' and region == 'overall'")
     >>> row[["metric", "printed"]].to_dict("records")[0], round(float(row["paper"].iloc[0]), 7)
@@ -76,6 +80,8 @@ def paper_values(table_name: str, reading: str = PAPER_READING) -> pd.DataFrame:
 def paper_row(model: str) -> tuple[str | None, str]:
     """Which row of the paper's tables ``model`` is compared with, and why (or why none).
 
+    Used in: herb/02.
+
     >>> paper_row("bert-base-cased")
     ('BERT-base', "the model of the paper's BERT-base row")
     >>> paper_row("bert-base-uncased")[0] is None, paper_row("smollm2-135m")
@@ -92,6 +98,8 @@ def paper_rows(models: Sequence[str]) -> pd.DataFrame:
     """:func:`paper_row` for each model, as a table (index ``model``; columns ``paper row``,
     ``why``); ``paper row`` reads "no paper value" where there is none.
 
+    Used in: herb/02.
+
     >>> paper_rows(["roberta-base", "bert-base-uncased"])["paper row"].tolist()
     ['RoBERTa-base', 'no paper value']
     """
@@ -105,6 +113,8 @@ def with_paper(ours: pd.DataFrame, table_name: str) -> pd.DataFrame:
     columns ``model`` (our name), ``metric``, ``condition``, ``region`` and ``value``. Models
     the paper did not evaluate, and the near misses of :data:`NO_PAPER_VALUE`, get NaN
     (:func:`paper_row`); the paper's own model names are in ``paper_model``.
+
+    Used in: herb/02.
 
     >>> ours = pd.DataFrame({"model": ["bert-base-cased", "bert-base-uncased", "smollm2-135m"],
     ...                      "metric": "C_w", "condition": "full", "region": "overall",

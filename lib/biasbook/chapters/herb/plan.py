@@ -69,7 +69,10 @@ def _names(p: dict, *, share: bool = True) -> list[str]:
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
-    """Every notebook's loops (module docstring)."""
+    """Every notebook's loops (module docstring).
+
+    Used in: biasbook plan.
+    """
     words = herb_data.descriptors()["word"].tolist()
     out: list[plan.Work] = []
     scored: dict[str, set[str]] = {}  # model -> region names whose f(S) is cached by then
@@ -203,6 +206,8 @@ def spread_countries(n: int) -> list[str]:
     """``n`` countries on as many continents as possible: the most populous country of each
     continent (continents by their number of countries), then each one's second, ...
 
+    Used in: biasbook plan.
+
     >>> spread_countries(3)
     ['NG', 'RU', 'CN']
     """
@@ -222,7 +227,10 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     """Every loop bounded by ``n``: ``n`` countries on different continents (chapter-wide, 04 and
     05; at least three, the fewest points a UMAP map takes), at most ``n`` cities each, ``n``
     extra regions, top-k and epochs; ``10 n`` resamples; ``8 n`` texts per classifier split and
-    toxic sentences. Models, the classifier method and the toxic objective are kept."""
+    toxic sentences. Models, the classifier method and the toxic objective are kept.
+
+    Used in: biasbook plan.
+    """
     countries = spread_countries(max(n, 3))
     out = {}
     for stem, p in params.items():

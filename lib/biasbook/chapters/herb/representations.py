@@ -23,6 +23,8 @@ def region_representations(lm: LanguageModel, regions: Sequence[str], *, layer: 
     last), averaged over the name's own tokens. Special tokens ([CLS], [SEP], a causal model's
     BOS prefix) are run but not averaged; an encoder-decoder model gives its encoder's states.
 
+    Used in: herb/03.
+
     >>> from biasbook.models import from_model
     >>> from biasbook.testing import tiny_model, tiny_tokenizer
     >>> tok = tiny_tokenizer()
@@ -67,6 +69,8 @@ def neighbour_agreement(x: ArrayLike, labels: Sequence, k: int = 5, *,
     """Share of each point's ``k`` nearest neighbours (itself excluded) that carry its label,
     averaged over points: how strongly a representation space clusters by continent (Fig. 3).
 
+    Used in: herb/03.
+
     >>> x = [[0.0, 1.0], [0.1, 1.0], [1.0, 0.0], [1.0, 0.1]]
     >>> neighbour_agreement(x, ["EU", "EU", "AS", "AS"], k=1)
     1.0
@@ -88,6 +92,8 @@ def neighbour_agreement(x: ArrayLike, labels: Sequence, k: int = 5, *,
 def chance_agreement(labels: Sequence) -> float:
     """Expected :func:`neighbour_agreement` when neighbours are drawn at random: the chance that
     another point shares a point's label, averaged over points.
+
+    Used in: herb/03.
 
     >>> chance_agreement(["EU", "EU", "AS", "AS"])  # one of the three others matches
     0.3333333333333333

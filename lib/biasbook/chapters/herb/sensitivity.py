@@ -56,7 +56,10 @@ ORIGINAL = "original"  # the template set of the paper's one template
 
 @dataclass(frozen=True)
 class ParaphraseSet:
-    """A named set of rewordings of the template; ``kind``: lexical, syntactic or both."""
+    """A named set of rewordings of the template; ``kind``: lexical, syntactic or both.
+
+    Used in: herb/02.
+    """
 
     name: str
     kind: str
@@ -66,7 +69,10 @@ class ParaphraseSet:
 def check_template(template: str) -> str:
     """``template`` itself if it has the slots ``{region}`` and ``{description}``, once each and
     no other; else a ``ValueError`` that names what is wrong. A rewording that lost a slot would
-    score something else (every region the same sentence, or no descriptor at all)."""
+    score something else (every region the same sentence, or no descriptor at all).
+
+    Used in: herb/02.
+    """
     fields = [name for _, name, _, _ in Formatter().parse(template) if name is not None]
     for slot in SLOTS:
         if slot not in fields:
@@ -81,7 +87,10 @@ def check_template(template: str) -> str:
 
 def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseSet]:
     """The sets of ``data/herb/paraphrases.yml`` named in ``names`` (None: all), in that order,
-    every template checked (:func:`check_template`); ``original`` is not a set name."""
+    every template checked (:func:`check_template`); ``original`` is not a set name.
+
+    Used in: herb/02.
+    """
     spec = datafiles.load("herb", "paraphrases")
     if spec["original"] != TEMPLATE:
         raise ValueError(f"data/herb/paraphrases.yml paraphrases {spec['original']!r}, but the "
@@ -104,7 +113,10 @@ def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseS
 
 
 def paraphrase_table(sets: Mapping[str, ParaphraseSet]) -> pd.DataFrame:
-    """One row per template: ``template_set``, ``kind``, ``template``, the original first."""
+    """One row per template: ``template_set``, ``kind``, ``template``, the original first.
+
+    Used in: herb/02.
+    """
     rows = [{"template_set": ORIGINAL, "kind": "the paper's", "template": TEMPLATE}]
     rows += [{"template_set": s.name, "kind": s.kind, "template": t}
              for s in sets.values() for t in s.templates]
@@ -117,7 +129,10 @@ def rewording_tree(table: pd.DataFrame, countries_per_continent: int | None) -> 
     cities (0: the continents alone, as leaves); ``None``: ``table`` itself. A subset of the
     run's regions, so that the original template's scores on it come from the scoring engine's
     cache. On the book's tree the original's overall C_w on 0, 1 and 2 countries per continent
-    agreed within 0.3% when we wrote this."""
+    agreed within 0.3% when we wrote this.
+
+    Used in: herb/02.
+    """
     if countries_per_continent is None:
         return table
     if countries_per_continent < 0:
@@ -137,7 +152,10 @@ def template_scores(models: Sequence[str], regions: Sequence[str], words: Sequen
     :func:`~.sentence_scores.descriptor_scores`, so a sentence already scored (the original on
     the run's regions) is a cache lookup.
     ``masked_options`` go to the scoring engine for masked models only (e.g. ``{"method":
-    "pll"}``; None: each model's default method, AUL for a masked one)."""
+    "pll"}``; None: each model's default method, AUL for a masked one).
+
+    Used in: herb/02.
+    """
     out = {}
     for name in models:
         lm = load_models([name], rec=rec)[name]
@@ -152,7 +170,10 @@ def set_scores(per_template: Mapping[str, Mapping[str, NDArray]],
                sets: Mapping[str, ParaphraseSet]) -> dict[str, dict[str, NDArray[np.float64]]]:
     """``{template set: {model: [region, descriptor]}}``, ``original`` first: a set's f(S) is
     the mean over its templates, as :func:`biasbook.metrics.herb.hierarchical_bias` averages a
-    ``[template, region, descriptor]`` array."""
+    ``[template, region, descriptor]`` array.
+
+    Used in: herb/02.
+    """
     groups = {ORIGINAL: (TEMPLATE,), **{name: s.templates for name, s in sets.items()}}
     return {name: {model: np.mean([scores[t] for t in templates], axis=0)
                    for model, scores in per_template.items()}
@@ -166,7 +187,10 @@ def rewording_table(tree: RegionTree, by_set: Mapping[str, Mapping[str, NDArray]
     template on the same tree (absolute and ``relative``), the change's paired interval
     (``change ci_low``, ``change ci_high`` and the rest of the record schema, prefixed
     ``change``), permutation p and Holm's p over every (set, model), and
-    ``moved``: the change is real at ``alpha`` after the correction."""
+    ``moved``: the change is real at ``alpha`` after the correction.
+
+    Used in: herb/02.
+    """
     rows = []
     for name, scores in by_set.items():
         spread = uncertainty.overall_intervals(tree, scores, n_resamples=n_resamples, seed=seed)
@@ -195,7 +219,10 @@ def rewording_table(tree: RegionTree, by_set: Mapping[str, Mapping[str, NDArray]
 
 def headline(ours: pd.DataFrame) -> pd.Series:
     """The chapter's headline per model, x 1e3: Table 1's overall C_w in paper mode, from
-    :func:`.tables.herb_tables`' frame ``ours``."""
+    :func:`.tables.herb_tables`' frame ``ours``.
+
+    Used in: herb/02.
+    """
     rows = ours.query("table == 'table1' and mode == 'paper' and metric == 'C_w' "
                       "and region == 'overall'")
     return rows.set_index("model")["value"] * SCALE["table1"]
@@ -205,7 +232,10 @@ def tree_effect(frame: pd.DataFrame, headline: Mapping[str, float]) -> pd.DataFr
     """Per model: the ``headline`` overall C_w (x 1e3, on the run's tree), the original
     template's on the rewording tree (from :func:`rewording_table`'s ``frame``) and their
     relative ``gap``: what scoring the rewordings on the smaller tree changes (0 on the run's
-    own tree)."""
+    own tree).
+
+    Used in: herb/02.
+    """
     original = frame[frame["template_set"] == ORIGINAL].set_index("model")["value"]
     out = pd.DataFrame({"headline (run's tree)": pd.Series(headline, dtype=float),
                         "original (rewording tree)": original})
@@ -230,7 +260,10 @@ def weat_variants(kv, tests: Mapping[str, object], *, reference: str, n_resample
     resampled separately, attribute words fixed; record schema), the permutation p, the words
     kept, and the change from the ``reference`` test (``change``, ``relative``,
     ``same_sign``). A word list is an item sample too: the interval says how far another draw
-    of the *same kind* of words would move the effect; the rows say how far *other* words do."""
+    of the *same kind* of words would move the effect; the rows say how far *other* words do.
+
+    Used in: herb/02.
+    """
     rows = []
     for name, test in tests.items():
         r = weat.weat(kv, test.x, test.y, test.a, test.b, seed=seed)

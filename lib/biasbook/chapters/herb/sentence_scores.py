@@ -4,13 +4,13 @@ region and descriptor (:func:`descriptor_scores`), f(r) of each bare region name
 Appendix B substitutes' (:func:`replace_topic`, Table 6). :mod:`.model_scores` runs these for
 every model of a notebook.
 
->>> fill_template(["Paris"], ["kind", "bald"])
+>>> list(fill_template(["Paris"], ["kind", "bald"]))
 ['People in Paris are kind.', 'People in Paris are bald.']
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -23,9 +23,13 @@ TEMPLATE = "People in {region} are {description}."
 
 
 def fill_template(regions: Sequence[str], words: Sequence[str], template: str = TEMPLATE
-                  ) -> list[str]:
-    """Sentences ``S_ij``, region-major: all descriptors of the first region, then the next."""
-    return [template.format(region=r, description=w) for r in regions for w in words]
+                  ) -> Iterator[str]:
+    """Sentences ``S_ij``, region-major (all descriptors of the first region, then the next),
+    made one at a time: the paper setting has 2.8 million per model.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, book/trust.
+    """
+    return (template.format(region=r, description=w) for r in regions for w in words)
 
 
 def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence[str], *,
@@ -34,6 +38,8 @@ def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence
     """f(S_ij) of Eq. 1 as a ``[region, descriptor]`` array: the mean token log-probability of
     each filled template under ``lm`` (its default method: ``clm`` causal, ``aul`` masked,
     ``infill`` encoder-decoder). Cached by the scoring engine, so a rerun is a lookup.
+
+    Used in: herb/01, herb/02, herb/03, herb/04, herb/05, book/trust.
 
     The sentences are made and scored as a stream, whole regions at a time (about ``chunk``
     sentences; default :data:`~biasbook.scoring.sentences.STREAM_CHUNK`), and only their means
@@ -52,7 +58,7 @@ def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence
         raise ValueError(f"descriptor_scores needs at least one region and one word; got "
                          f"{len(regions)} and {len(words)}")
     values = np.empty((len(regions), len(words)))
-    sentences = (template.format(region=r, description=w) for r in regions for w in words)
+    sentences = fill_template(regions, words, template)
     done = 0
     for scores in score_stream(lm, sentences, chunk=chunk, align=len(words), total=values.size,
                                progress=progress, **score_kwargs):
@@ -65,7 +71,10 @@ def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence
 
 def region_word_scores(lm: LanguageModel, regions: Sequence[str], *,
                        progress: bool | None = None, **score_kwargs) -> NDArray[np.float64]:
-    """f(r) of Sec. 3.4: Eq. 1 on the bare region name, one value per region (for C_z)."""
+    """f(r) of Sec. 3.4: Eq. 1 on the bare region name, one value per region (for C_z).
+
+    Used in: herb/01, herb/02, herb/04.
+    """
     values = score_sentences(lm, list(regions), progress=progress, **score_kwargs).mean
     if not np.isfinite(values).all():
         raise ValueError(f"{lm.name}: a region name has no scored token (one token, no BOS)")
@@ -75,6 +84,8 @@ def region_word_scores(lm: LanguageModel, regions: Sequence[str], *,
 def replace_topic(scores: ArrayLike, substitute_scores: ArrayLike, topics: Sequence[str],
                   topic: str) -> NDArray[np.float64]:
     """Score matrix with the columns of ``topic`` taken from ``substitute_scores`` (Table 6).
+
+    Used in: herb/02.
 
     >>> replace_topic([[1.0, 2.0]], [[8.0, 9.0]], ["a", "b"], "b")
     array([[1., 9.]])

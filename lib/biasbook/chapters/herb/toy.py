@@ -35,7 +35,10 @@ def toy_example() -> tuple[pd.DataFrame, dict[str, str | None]]:
     """Made-up scores f(S) for two continents of three countries each, over three descriptors:
     Compactia's countries get nearly the same judgements (a compact cluster), Sparsia's very
     different ones (a sparse cluster). ``parents`` maps each region to its parent (None: a
-    continent, under "the Earth"). Edit either and call :func:`walk_through` again."""
+    continent, under "the Earth"). Edit either and call :func:`walk_through` again.
+
+    Used in: herb/02, book/class/herb.
+    """
     scores = pd.DataFrame(
         [[-5.0, -6.0, -5.5],   # Compactia
          [-5.1, -6.0, -5.4],   # Alpha
@@ -56,7 +59,10 @@ def toy_example() -> tuple[pd.DataFrame, dict[str, str | None]]:
 @dataclass(frozen=True)
 class ToyWalk:
     """``regions``: per region its level, parent, v (Eq. 2), V (Eq. 4) and C_w (Eq. 8);
-    ``clusters``: per region with sub-regions (and the Earth) the quantities of Eq. 3 and 5-9."""
+    ``clusters``: per region with sub-regions (and the Earth) the quantities of Eq. 3 and 5-9.
+
+    Used in: herb/02, book/class/herb.
+    """
 
     regions: pd.DataFrame
     clusters: pd.DataFrame
@@ -77,7 +83,10 @@ def _tree(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> herb.Regio
 def walk_through(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> ToyWalk:
     """Eq. 2-9 (``paper`` mode) on ``scores`` (rows regions, columns descriptors) and the
     hierarchy ``parents``, every step kept; the C_w column equals
-    :func:`~biasbook.metrics.herb.hierarchical_bias` (checked here)."""
+    :func:`~biasbook.metrics.herb.hierarchical_bias` (checked here).
+
+    Used in: herb/02, book/class/herb.
+    """
     tree = _tree(scores, parents)
     x = scores.to_numpy(dtype=np.float64)
     v = sparseness.descriptive_vectors(x)                            # Eq. 2
@@ -120,7 +129,10 @@ def plot_walk_through(walk: ToyWalk, *, axes=None):
     """Left: the sub-regions' descriptive vectors v in the plane of their first two principal
     components, each cluster's pairs joined (Eq. 3 averages these lengths) and its centroid
     (Eq. 5) marked; right: C_w of every region (Eq. 8; leaves: distance to the centroid of
-    their siblings). Returns the figure."""
+    their siblings). Returns the figure.
+
+    Used in: herb/02.
+    """
     import matplotlib.pyplot as plt
 
     if axes is None:

@@ -43,7 +43,10 @@ def overall_intervals(tree: RegionTree, scores: Mapping[str, NDArray], *, mode: 
                       level: float = 0.95, n_resamples: int = 999,
                       seed: int = 0) -> pd.DataFrame:
     """Per model: overall C_w (unscaled) with its bootstrap interval over the descriptors,
-    in the record schema (:data:`biasbook.results.UNCERTAINTY`)."""
+    in the record schema (:data:`biasbook.results.UNCERTAINTY`).
+
+    Used in: herb/02, book/trust.
+    """
     rows = []
     for name, x in scores.items():
         columns = np.arange(x.shape[1])
@@ -61,7 +64,10 @@ def model_differences(tree: RegionTree, scores: Mapping[str, NDArray], *,
                       seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
     """Every pair of models: C_w(a) - C_w(b) with its paired bootstrap interval, the
     permutation p-value, and Holm's adjusted p over the family of pairs (``holds``: the
-    difference is real at ``alpha`` after the correction)."""
+    difference is real at ``alpha`` after the correction).
+
+    Used in: herb/02.
+    """
     rows = []
     for a, b in combinations(scores, 2):
         if scores[a].shape != scores[b].shape:
@@ -84,7 +90,10 @@ def table1_overall(tree: RegionTree, scores: Mapping[str, NDArray], ours: pd.Dat
                    n_resamples: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Notebook 02's two tables, x 1e3 as Table 1 prints: each model's overall C_w with its
     interval and the paper's value (from :func:`.tables.herb_tables`' ``ours``), and every
-    pair of models' difference (:func:`model_differences`)."""
+    pair of models' difference (:func:`model_differences`).
+
+    Used in: herb/02.
+    """
     spread = overall_intervals(tree, scores, n_resamples=n_resamples, seed=seed)
     diffs = model_differences(tree, scores, n_resamples=n_resamples, seed=seed)
     for frame in (spread, diffs):

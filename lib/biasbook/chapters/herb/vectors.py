@@ -26,6 +26,8 @@ def extreme_descriptors(scores: ArrayLike, regions: Sequence[str], words: pd.Dat
     ``word`` and ``topic`` (:func:`~biasbook.chapters.herb.data.descriptors`), aligned with
     the columns of ``scores``.
 
+    Used in: herb/01.
+
     >>> words = pd.DataFrame({"word": ["kind", "lazy", "tall"], "topic": ["m", "m", "a"]})
     >>> extreme_descriptors([[-1.0, -3.0, -2.0]], ["Peru"], words, "Peru", k=1).index.tolist()
     ['People in Peru are kind (m).', 'People in Peru are lazy (m).']
@@ -39,7 +41,10 @@ def extreme_descriptors(scores: ArrayLike, regions: Sequence[str], words: pd.Dat
 
 def country_spread(table: pd.DataFrame, scores: Mapping[str, ArrayLike]) -> pd.DataFrame:
     """Per model, how far apart the countries' unit vectors v (Eq. 2) are: the median and
-    maximum Euclidean distance and the median and minimum cosine similarity over all pairs."""
+    maximum Euclidean distance and the median and minimum cosine similarity over all pairs.
+
+    Used in: herb/01.
+    """
     country = (table["level"] == "country").to_numpy()
     if country.sum() < 2:
         raise ValueError("country_spread needs at least two countries")
@@ -56,6 +61,9 @@ def country_spread(table: pd.DataFrame, scores: Mapping[str, ArrayLike]) -> pd.D
 
 def centred_vectors(scores: ArrayLike) -> NDArray[np.float64]:
     """The unit vectors v (Eq. 2), each descriptor centred on its mean over the regions: what
-    is left once the direction that every region shares is removed."""
+    is left once the direction that every region shares is removed.
+
+    Used in: herb/01.
+    """
     v = descriptive_vectors(scores)
     return v - v.mean(axis=0)

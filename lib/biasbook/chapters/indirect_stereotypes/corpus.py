@@ -25,6 +25,8 @@ CHAPTER = "indirect-stereotypes"
 def documents(corpus: dict) -> list[list[str]]:
     """Token lists of the corpus a profile describes.
 
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02, indirect-stereotypes/03.
+
     ``source: un+imdb`` (the book): ``un_speeches`` UN speeches, then ``imdb_reviews`` IMDB
     reviews, drawn with ``seed`` (``0`` leaves a corpus out, ``None`` takes all of it).
     ``source: umbc`` (the paper, on a user's machine): every ``*.txt`` file under ``path``, as
@@ -73,18 +75,26 @@ def _text_files(path: str | None, max_sentences: int | None) -> list[list[str]]:
 
 
 def sentences(docs: Iterable[Sequence[str]]) -> Iterator[list[str]]:
-    """The sentences of every document, in order."""
+    """The sentences of every document, in order.
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02, indirect-stereotypes/03.
+    """
     for doc in docs:
         yield from corpora.split_sentences(doc)
 
 
 def cds_pairs() -> list[tuple[str, str]]:
-    """The (masculine, feminine) word and first-name pairs CDS swaps (``cds_pairs.yml``)."""
+    """The (masculine, feminine) word and first-name pairs CDS swaps (``cds_pairs.yml``).
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02, indirect-stereotypes/03.
+    """
     raw = datafiles.load(CHAPTER, "cds_pairs")
     return [tuple(p) for p in raw["words"] + raw["names"]]
 
 
 def cds_documents(docs: Iterable[Sequence[str]], seed: int = 0) -> Iterator[list[str]]:
     """The documents after Counterfactual Data Substitution (each swapped with probability 1/2).
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02, indirect-stereotypes/03.
     """
     return cds(docs, cds_pairs(), seed=seed)

@@ -34,7 +34,10 @@ def weat_differences(scores: Mapping[str, WordScores], *, versus: str = "origina
                      seed: int = 0, ddof: int = 1) -> pd.DataFrame:
     """Per test and method other than ``versus``: the difference of mean effect sizes
     (method - versus) on the same words and seeds, its interval (words and seeds), and the
-    permutation p-value that swaps each word's associations between the two methods."""
+    permutation p-value that swaps each word's associations between the two methods.
+
+    Used in: indirect-stereotypes/03.
+    """
     rows = []
     for name, ts in scores.items():
         n_x, n = ts.n_x, ts.scores[versus].shape[1]
@@ -75,7 +78,10 @@ def ripa_summary(runs: pd.DataFrame, *, versus: str = "original", level: float =
                  n_resamples: int = 9999, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Mean |RIPA| over the words and seeds, per method, with its interval (words, then seeds);
     and each method minus ``versus``, paired over the same words (each word's |RIPA| averaged over
-    the same seeds) with :func:`biasbook.stats.paired_difference`'s permutation p."""
+    the same seeds) with :func:`biasbook.stats.paired_difference`'s permutation p.
+
+    Used in: indirect-stereotypes/03.
+    """
     ok = runs[~runs["oov"]]
     wide = {m: g.pivot(index="seed", columns="word", values="ripa").abs()
             for m, g in ok.groupby("method", sort=False)}
@@ -102,7 +108,10 @@ def holm_family(frame: pd.DataFrame, *, alpha: float = 0.05,
                 not_supported: str = NOT_SUPPORTED) -> pd.DataFrame:
     """``frame`` (one row per comparison, columns ``value``, ``ci_low``, ``ci_high``, ``p_value``)
     with Holm's adjusted p over every row that has a p (``p_holm``), ``holds`` (corrected p <=
-    ``alpha`` and an interval that excludes 0) and the ``verdict`` these support."""
+    ``alpha`` and an interval that excludes 0) and the ``verdict`` these support.
+
+    Used in: indirect-stereotypes/03.
+    """
     out = frame.copy()
     has_p = out["p_value"].notna()
     out["p_holm"] = np.nan

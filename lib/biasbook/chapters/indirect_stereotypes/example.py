@@ -24,20 +24,29 @@ from biasbook.text.word_context import word_context_matrix
 def eq1_factor(p_masculine: float, ratio: float) -> float:
     """Eq. 1: the factor on P(handsome | engineer) when engineer, which refers to a man with
     probability ``p_masculine``, becomes neutral, if handsome is ``ratio`` times likelier for a
-    man: (ratio / 2 + 1 / 2) / (p ratio + (1 - p))."""
+    man: (ratio / 2 + 1 / 2) / (p ratio + (1 - p)).
+
+    Used in: indirect-stereotypes/01.
+    """
     return (0.5 * ratio + 0.5) / (p_masculine * ratio + (1 - p_masculine))
 
 
 def example_corpus(he_handsome: int = 6, he_other: int = 2, she_handsome: int = 1,
                    she_other: int = 3, unmarked: int = 0) -> list[list[str]]:
-    """The toy sentences; ``unmarked`` adds "handsome engineer" sentences with no pronoun."""
+    """The toy sentences; ``unmarked`` adds "handsome engineer" sentences with no pronoun.
+
+    Used in: indirect-stereotypes/01, book/class/indirect-stereotypes.
+    """
     return ([["he", "handsome", "engineer"]] * he_handsome + [["he", "nice", "engineer"]] * he_other
             + [["she", "handsome", "engineer"]] * she_handsome
             + [["she", "nice", "engineer"]] * she_other + [["handsome", "engineer"]] * unmarked)
 
 
 def example_1(a: str = "handsome", b: str = "engineer", **counts: int) -> pd.DataFrame:
-    """Every quantity of Eq. 2-3 for the pair (a, b) on :func:`example_corpus` (``counts``)."""
+    """Every quantity of Eq. 2-3 for the pair (a, b) on :func:`example_corpus` (``counts``).
+
+    Used in: indirect-stereotypes/01, book/class/indirect-stereotypes.
+    """
     m = word_context_matrix(example_corpus(**counts), window=5, min_count=1,
                             min_sentence_length=1, distance_weighting=False,
                             markers=(MASCULINE, FEMININE))

@@ -29,7 +29,10 @@ from .word_scores import WordScores, associations, check_against, target_sets
 
 
 def fmt(value: float, low: float, high: float, digits: int = 2) -> str:
-    """``value [low, high]`` as the tables print it; ``—`` when the value is missing."""
+    """``value [low, high]`` as the tables print it; ``—`` when the value is missing.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     if value is None or not np.isfinite(value):
         return "—"
     if low is None or not (np.isfinite(low) and np.isfinite(high)):
@@ -39,7 +42,10 @@ def fmt(value: float, low: float, high: float, digits: int = 2) -> str:
 
 def comparability(corpus: Mapping, glove: Mapping) -> str:
     """Why our numbers do not measure what the paper's do, or ``""`` when they do (the paper's
-    corpus, UMBC WebBase, and its 300-dimensional GloVe: the ``paper`` profile)."""
+    corpus, UMBC WebBase, and its 300-dimensional GloVe: the ``paper`` profile).
+
+    Used in: indirect-stereotypes/03.
+    """
     if corpus.get("source") == "umbc" and glove.get("dim") == 300:
         return ""
     source = {"un+imdb": "UN debates + IMDB"}.get(corpus.get("source"), corpus.get("source"))
@@ -48,7 +54,10 @@ def comparability(corpus: Mapping, glove: Mapping) -> str:
 
 def paper_check(frame: pd.DataFrame, paper: str, reason: str) -> list[str]:
     """Per row: whether the paper's number (column ``paper``) lies inside our interval ("inside",
-    "outside"), "no paper value", or ``reason`` when the quantities are not comparable."""
+    "outside"), "no paper value", or ``reason`` when the quantities are not comparable.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     out = []
     for value, low, high in zip(frame[paper], frame["ci_low"], frame["ci_high"], strict=True):
         if value is None or pd.isna(value):
@@ -64,7 +73,10 @@ def paper_check(frame: pd.DataFrame, paper: str, reason: str) -> list[str]:
 
 def with_text(frame: pd.DataFrame, digits: int = 2, column: str = "ours") -> pd.DataFrame:
     """``frame`` with a column ``value [low, high]`` (:func:`fmt`; the value alone without an
-    interval)."""
+    interval).
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     low = frame["ci_low"] if "ci_low" in frame else pd.Series(np.nan, index=frame.index)
     high = frame["ci_high"] if "ci_high" in frame else pd.Series(np.nan, index=frame.index)
     return frame.assign(**{column: [fmt(v, lo, hi, digits) for v, lo, hi in
@@ -74,7 +86,10 @@ def with_text(frame: pd.DataFrame, digits: int = 2, column: str = "ours") -> pd.
 def weat_table(table: pd.DataFrame, intervals: pd.DataFrame, reason: str) -> pd.DataFrame:
     """Tables 2-4 (:func:`.tables.weat_table`) with, per test and method, the mean effect size
     over seeds and its interval (record schema columns), the seeds' range, and whether the
-    paper's effect size lies inside (``paper_check``)."""
+    paper's effect size lies inside (``paper_check``).
+
+    Used in: indirect-stereotypes/03.
+    """
     ci = intervals.assign(method=intervals["method"].map(LABELS))
     out = table.merge(ci, on=["test", "method"], how="left")
     out["paper_check"] = paper_check(out, "paper_effect", reason)
@@ -85,7 +100,10 @@ def differences_table(weat_diffs: pd.DataFrame, ripa_diffs: pd.DataFrame, reason
                       alpha: float = 0.05, numbers: Mapping | None = None) -> pd.DataFrame:
     """The chapter's family of method comparisons (every WEAT test and the mean |RIPA|, each
     method against Original) with Holm's correction (:func:`holm_family`), the paper's difference
-    (partial corpus) and whether our verdict goes its way (``agreement``)."""
+    (partial corpus) and whether our verdict goes its way (``agreement``).
+
+    Used in: indirect-stereotypes/03.
+    """
     numbers = paper() if numbers is None else numbers
     tests = wordsets.load("indirect-stereotypes")
     frame = holm_family(pd.concat([weat_diffs, ripa_diffs], ignore_index=True), alpha=alpha)
@@ -123,7 +141,10 @@ def table5_table(runs: pd.DataFrame, reason: str, *, level: float = 0.95,
                  numbers: Mapping | None = None) -> pd.DataFrame:
     """Table 5: per word, each method's mean RIPA over seeds with its t-interval over the seeds
     (:func:`ripa_word_table`), the paper's value and whether it lies inside it; one column
-    ``paper_check`` holding ``reason`` instead when the numbers are not comparable."""
+    ``paper_check`` holding ``reason`` instead when the numbers are not comparable.
+
+    Used in: indirect-stereotypes/03.
+    """
     numbers = paper()["table5"] if numbers is None else numbers
     cols = numbers["columns"]
     long = ripa_word_table(runs, level)
@@ -148,7 +169,10 @@ def table1_table(bench: pd.DataFrame, reason: str, *, alpha: float = 0.05,
                  numbers: Mapping | None = None) -> pd.DataFrame:
     """Table 1: per benchmark and method, the mean relative change (%) against Original over the
     seeds with its t-interval (seeds only), Holm's correction over Table 1's comparisons (its own
-    family: the cost in semantics, not the bias), the paper's change and whether it lies inside."""
+    family: the cost in semantics, not the bias), the paper's change and whether it lies inside.
+
+    Used in: indirect-stereotypes/03.
+    """
     numbers = paper()["table1"] if numbers is None else numbers
     frame = table1_intervals(bench)
     frame = holm_family(frame, alpha=alpha, not_supported=NOT_SUPPORTED_SEEDS)
@@ -168,7 +192,10 @@ def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
                        n_resamples: int = 9999, seed: int = 0, ddof: int = 1) -> pd.DataFrame:
     """Notebook 04: ``check`` (:func:`.tables.external_check`) with each computable effect size's
     interval over the target words (pretrained vectors: no seeds) and ``paper_check``: Caliskan
-    et al.'s numbers come from GloVe 840B, which none of the offline vectors is."""
+    et al.'s numbers come from GloVe 840B, which none of the offline vectors is.
+
+    Used in: indirect-stereotypes/04.
+    """
     lowercase = lowercase or {}
     rows = []
     for name, kv in kvs.items():

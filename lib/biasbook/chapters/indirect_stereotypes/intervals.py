@@ -46,7 +46,10 @@ def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = 0.9
     """Stratified bootstrap interval of ``statistic(ix, iy, axis=-1)``: ``ix`` and ``iy`` are
     indices of X and Y words resampled with replacement *apart*, |X| and |Y| of them
     (:func:`biasbook.stats.interval` with ``paired=False``). A BCa interval that comes out
-    undefined (a degenerate jackknife) is replaced by the percentile one, and says so."""
+    undefined (a degenerate jackknife) is replaced by the percentile one, and says so.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     data = (np.arange(n_x, dtype=float), np.arange(n_y, dtype=float))
     try:
         return stats.interval(data, statistic, level=level, method=method,
@@ -63,7 +66,10 @@ def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = 0.9
 def with_seeds(words: stats.Interval, per_seed: Sequence[float]) -> stats.Interval:
     """``words`` widened by the seeds: each side becomes sqrt(side^2 + h^2), with h the t
     half-width of :func:`biasbook.stats.seed_spread` over ``per_seed`` (whose mean must be the
-    interval's value). One seed: ``words`` unchanged (its unit says words only)."""
+    interval's value). One seed: ``words`` unchanged (its unit says words only).
+
+    Used in: indirect-stereotypes/03.
+    """
     per_seed = np.asarray(per_seed, dtype=float)
     if per_seed.size < 2:
         return words
@@ -80,7 +86,10 @@ def with_seeds(words: stats.Interval, per_seed: Sequence[float]) -> stats.Interv
 
 
 def seed_mean_effect(scores: np.ndarray, n_x: int, ddof: int) -> Callable:
-    """The statistic (ix, iy) -> mean over seeds of the effect size on those words."""
+    """The statistic (ix, iy) -> mean over seeds of the effect size on those words.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     def statistic(ix, iy, axis=-1):
         idx = np.concatenate([np.asarray(ix, dtype=np.intp),
                               np.asarray(iy, dtype=np.intp) + n_x], axis=-1)
@@ -92,7 +101,10 @@ def weat_intervals(scores: Mapping[str, WordScores], *, level: float = 0.95,
                    method: str = "BCa", n_resamples: int = 9999, seed: int = 0,
                    ddof: int = 1) -> pd.DataFrame:
     """Per (test, method): the mean effect size over seeds with its interval over the target words
-    and the seeds (record schema), and the seeds' range."""
+    and the seeds (record schema), and the seeds' range.
+
+    Used in: indirect-stereotypes/03.
+    """
     rows = []
     for name, ts in scores.items():
         n_y = len(ts.words["y"])
@@ -111,7 +123,10 @@ def weat_intervals(scores: Mapping[str, WordScores], *, level: float = 0.95,
 
 def bca_or_percentile(function: Callable, *args, **options):
     """``function`` with BCa, or with the percentile method where BCa is undefined (e.g. every
-    word moved by the same amount: a degenerate jackknife); the result's method says which."""
+    word moved by the same amount: a degenerate jackknife); the result's method says which.
+
+    Used in: indirect-stereotypes/03.
+    """
     try:
         return function(*args, method="BCa", **options)
     except ValueError as err:
@@ -122,7 +137,10 @@ def bca_or_percentile(function: Callable, *args, **options):
 
 def ripa_word_table(runs: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per word and method, the mean RIPA over seeds with its t-interval over the seeds (a word's
-    RIPA has no items to resample: the word is the item)."""
+    RIPA has no items to resample: the word is the item).
+
+    Used in: indirect-stereotypes/03.
+    """
     rows = []
     for (word, m), g in runs[~runs["oov"]].groupby(["word", "method"], sort=False):
         values = g["ripa"].to_numpy()
@@ -138,7 +156,10 @@ def table1_intervals(bench: pd.DataFrame, *, versus: str = "original",
                      level: float = 0.95) -> pd.DataFrame:
     """Per benchmark and method: the mean over seeds of the relative change (%) of the score
     against ``versus`` in the same seed, its t-interval over the seeds and a one-sample t-test
-    (two-sided p; NaN with one seed or no spread)."""
+    (two-sided p; NaN with one seed or no spread).
+
+    Used in: indirect-stereotypes/03.
+    """
     keys = ["benchmark", "task", "metric", "n_items", "n_oov"]
     wide = bench.pivot_table(index=keys + ["seed"], columns="method", values="score",
                              sort=False).reset_index()

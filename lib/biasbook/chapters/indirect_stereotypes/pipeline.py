@@ -37,7 +37,10 @@ KIND = "indirect-stereotypes-matrix"
 
 
 def matrix_key(corpus: dict, matrix: dict, method: str, birm_options: dict) -> str:
-    """The cache key of one method's matrix."""
+    """The cache key of one method's matrix.
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02, indirect-stereotypes/03.
+    """
     extra = {"birm": birm_options} if method == "birm" else {}
     if method == "cds":
         extra = {"cds_pairs": cds_pairs(), "cds_version": CDS_VERSION}
@@ -50,6 +53,8 @@ def matrices(corpus: dict, matrix: dict, birm_options: dict, *, methods: Iterabl
     """``{method: matrix}`` for the corpus ``corpus`` (see :func:`.corpus.documents`), counted
     with ``matrix`` (keyword arguments of
     :func:`~biasbook.text.word_context.word_context_matrix`) and BIRM options ``birm_options``.
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02, indirect-stereotypes/03.
     """
     docs = functools.cache(lambda: documents(corpus))
 
@@ -81,6 +86,8 @@ def vectors(mats: dict[str, WordContextMatrix], glove_options: dict, seeds: Iter
             workers: int = 1, spec: tuple[dict, dict, dict] | None = None,
             progress: bool = True) -> dict[tuple[str, int], glove.GloveFit]:
     """GloVe fits ``{(method, seed): fit}`` for every matrix and seed (cached).
+
+    Used in: indirect-stereotypes/02, indirect-stereotypes/03.
 
     GloVe's CPU step runs on one core. With ``workers > 1`` the runs are shared among that many
     processes, each reading its matrix back from the cache; ``spec`` is the ``(corpus, matrix,
@@ -133,6 +140,8 @@ def loss_curves(fits: Mapping[tuple[str, int], glove.GloveFit]) -> pd.DataFrame:
     """One row per (method, seed, epoch): GloVe's J and how much it fell in that epoch, in % of
     the previous epoch's J (``drop_pct``, NaN for the first epoch).
 
+    Used in: indirect-stereotypes/02.
+
     >>> from types import SimpleNamespace
     >>> curves = loss_curves({("birm", 0): SimpleNamespace(losses=[200.0, 150.0, 147.0])})
     >>> curves[["method", "epoch", "J", "drop_pct"]].values.tolist()[1:]
@@ -154,7 +163,10 @@ def learning_rates(matrix: WordContextMatrix, glove_options: dict, lrs: Sequence
     """GloVe on ``matrix`` at each learning rate in ``lrs`` (the other options as
     ``glove_options``, ``epochs`` epochs, one seed), keyed ``(f"lr {lr}", seed)`` for
     :func:`loss_curves`. Cached like every training: the profile's own setting costs nothing
-    when notebook 02 has trained it already."""
+    when notebook 02 has trained it already.
+
+    Used in: indirect-stereotypes/02.
+    """
     return {(f"lr {lr:g}", seed): glove.train(matrix, seed=seed, progress=progress,
                                               **{**glove_options, "lr": lr, "epochs": epochs})
             for lr in lrs}

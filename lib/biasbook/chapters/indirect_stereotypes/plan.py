@@ -28,7 +28,10 @@ MATRIX_BYTES_PER_NONZERO = 12 * 3  # an int32 row, column and float32 value; cou
 
 
 def corpus_tokens(corpus: dict) -> int:
-    """Tokens of the corpus a profile describes (estimated from its documents' mean length)."""
+    """Tokens of the corpus a profile describes (estimated from its documents' mean length).
+
+    Used in: biasbook plan.
+    """
     if corpus["source"] == "umbc":
         if corpus.get("max_sentences") is None:
             return 3_000_000_000
@@ -54,7 +57,10 @@ def _counting(notebook: str, what: str, tokens: int, matrix: dict) -> plan.Work:
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
-    """Every notebook's loops (module docstring)."""
+    """Every notebook's loops (module docstring).
+
+    Used in: biasbook plan.
+    """
     out: list[plan.Work] = []
     if (p := params.get("01-cooccurrence-and-birm")) is not None:
         out.append(_counting("01", "Original matrix (with BIRM statistics)",
@@ -85,7 +91,10 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     ``200 n`` IMDB reviews, a vocabulary of at most ``2,000 n`` words, GloVe of ``10 n``
     dimensions for ``n`` epochs, ``n`` seeds (and ``n`` learning rates of ``n`` epochs where
     02 compares them), ``100 n`` WEAT samples, ``10 n`` bootstrap resamples. The corpus source,
-    BIRM's options, the benchmarks and the external vectors are kept."""
+    BIRM's options, the benchmarks and the external vectors are kept.
+
+    Used in: biasbook plan.
+    """
     out = {}
     for stem, p in params.items():
         p = dict(p)

@@ -32,12 +32,18 @@ SEMEVAL_AS_BEFORE = "SemEval2012_2 (3CosAdd, OOV dropped)"
 
 
 def paper() -> dict:
-    """``data/indirect-stereotypes/paper_results.yml``."""
+    """``data/indirect-stereotypes/paper_results.yml``.
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     return datafiles.paper_results(CHAPTER)
 
 
 def common_vocabulary(kvs: Iterable) -> set[str]:
-    """Words every ``KeyedVectors`` in ``kvs`` has."""
+    """Words every ``KeyedVectors`` in ``kvs`` has.
+
+    Used in: indirect-stereotypes/03.
+    """
     kvs = list(kvs)
     common = set(kvs[0].key_to_index)
     for kv in kvs[1:]:
@@ -46,12 +52,18 @@ def common_vocabulary(kvs: Iterable) -> set[str]:
 
 
 def paper_tests() -> dict[str, wordsets.WeatTest]:
-    """The paper's nine WEAT tests (Tables 2-4), lowercased."""
+    """The paper's nine WEAT tests (Tables 2-4), lowercased.
+
+    Used in: indirect-stereotypes/03.
+    """
     return wordsets.load("indirect-stereotypes")
 
 
 def shared_vectors(kvs: Mapping) -> dict:
-    """Each ``KeyedVectors`` of ``kvs`` cut to the words all of them have (same keys)."""
+    """Each ``KeyedVectors`` of ``kvs`` cut to the words all of them have (same keys).
+
+    Used in: indirect-stereotypes/03.
+    """
     vocab = common_vocabulary(kvs.values())
     out = {}
     for key, kv in kvs.items():
@@ -64,6 +76,8 @@ def full_set_effect(kv, test, *, ddof: int = 1) -> float:
     """WEAT's effect size on every X and Y word ``kv`` has, the longer set *not* cut to the
     shorter one's size (the effect size, unlike the permutation test, is defined for unequal
     sets); NaN if a set has no word.
+
+    Used in: indirect-stereotypes/03.
 
     >>> from types import SimpleNamespace
     >>> from biasbook.embeddings.vectors import from_arrays
@@ -86,7 +100,10 @@ def weat_runs(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, object]
     """One row per (method, seed, test): WEAT on the words all ``kvs`` share (a word another
     method lacks counts as out of vocabulary for every method). p-values are exact up to
     ``max_exact`` (default :data:`EXACT_PARTITIONS`) partitions. When WEAT cuts the longer target
-    set (column ``dropped``), ``effect_size_full`` gives the effect size on the uncut sets."""
+    set (column ``dropped``), ``effect_size_full`` gives the effect size on the uncut sets.
+
+    Used in: indirect-stereotypes/03.
+    """
     tests = paper_tests() if tests is None else tests
     options.setdefault("max_exact", EXACT_PARTITIONS)
     frames = []
@@ -107,7 +124,10 @@ def weat_table(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
     """Tables 2-4: per test and method the median effect size and p-value over seeds, their
     range, and the paper's values (partial corpus) beside them; whether every p was exact; the
     target words WEAT cut to equalise |X| and |Y| (``dropped``) and the median effect size on
-    the uncut sets (``effect_full_median``)."""
+    the uncut sets (``effect_full_median``).
+
+    Used in: indirect-stereotypes/03.
+    """
     numbers = paper()["weat"] if numbers is None else numbers
     col = {m: numbers["columns"].index(PAPER_METHOD[m]) for m in PAPER_METHOD}
     runs = runs.copy()
@@ -136,7 +156,10 @@ def benchmark_runs(kvs: Mapping[tuple[str, int], object], names: list[str] | Non
     counting as missing for all (``options`` go to :func:`biasbook.embeddings.benchmarks.evaluate`:
     by default the paper's metrics and mean-vector stand-ins). With ``semeval_as_before``, when
     SemEval2012_2 is scored, a row :data:`SEMEVAL_AS_BEFORE` adds the book's earlier score of it
-    (3CosAdd accuracy on the quadruples whose words all have vectors), for comparison."""
+    (3CosAdd accuracy on the quadruples whose words all have vectors), for comparison.
+
+    Used in: indirect-stereotypes/03.
+    """
     vocab = common_vocabulary(kvs.values())
     before = semeval_as_before and (names is None or "SemEval2012_2" in names)
     frames = []
@@ -150,30 +173,13 @@ def benchmark_runs(kvs: Mapping[tuple[str, int], object], names: list[str] | Non
     return pd.concat(frames, ignore_index=True)
 
 
-def table1(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
-    """Table 1: relative change (%) of the median score of BIRM and of CDS vs Original, with
-    each benchmark's metric, items, and items with a word missing from the shared vocabulary."""
-    numbers = paper()["table1"] if numbers is None else numbers
-    keys = ["benchmark", "task", "metric", "n_items", "n_oov"]
-    med = runs.groupby(keys + ["method"], sort=False)["score"].median()
-    med = med.unstack("method")
-    out = pd.DataFrame(index=med.index)
-    for method in ("birm", "cds"):
-        if method in med:
-            change = 100 * (med[method] - med["original"]) / med["original"].abs()
-            out[f"{LABELS[method]} (ours, %)"] = change.where(med["original"] != 0)
-    cols = numbers["columns"]
-    for label, key in (("BIRM (paper, %)", "partial_proposed"), ("CDS (paper, %)", "partial_cds")):
-        out[label] = [numbers["rows"].get(b, [None] * 3)[cols.index(key)]
-                      for b in out.index.get_level_values("benchmark")]
-    out["Original score (median)"] = med["original"]
-    return out.reset_index()
-
-
 def ripa_runs(kvs: Mapping[tuple[str, int], object], tests: Mapping | None = None
               ) -> pd.DataFrame:
     """RIPA of the direct tests' target words (Appendix C, without Einstein and Shakespeare)
-    with the (feminine, masculine) pairs of those tests, on the shared vocabulary."""
+    with the (feminine, masculine) pairs of those tests, on the shared vocabulary.
+
+    Used in: indirect-stereotypes/03.
+    """
     tests = paper_tests() if tests is None else tests
     direct = {n: t for n, t in tests.items() if t.group == "direct"}
     shared = shared_vectors(kvs)
@@ -190,32 +196,13 @@ def ripa_runs(kvs: Mapping[tuple[str, int], object], tests: Mapping | None = Non
     return out
 
 
-def table5(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
-    """Table 5: median RIPA per word and method (positive = feminine), with the paper's."""
-    numbers = paper()["table5"] if numbers is None else numbers
-    med = runs[~runs["oov"]].groupby(["word", "method"], sort=False)["ripa"].median()
-    med = med.unstack("method")
-    out = pd.DataFrame(index=med.index)
-    cols = numbers["columns"]
-    for method in ("original", "birm", "cds"):
-        if method in med:
-            out[f"{LABELS[method]} (ours)"] = med[method]
-        out[f"{LABELS[method]} (paper)"] = [
-            (numbers["rows"].get(w) or [None] * 5)[cols.index(PAPER_METHOD[method])]
-            for w in out.index]
-    return out.reset_index()
-
-
-def mean_abs_change(table: pd.DataFrame, before: str, after: str) -> float:
-    """Mean |score| after minus mean |score| before (negative: less gendered)."""
-    ok = table[[before, after]].dropna()
-    return float(np.abs(ok[after]).mean() - np.abs(ok[before]).mean())
-
-
 def external_check(kvs: Mapping[str, object], lowercase: Mapping[str, bool] | None = None,
                    **options) -> pd.DataFrame:
     """Caliskan et al.'s ten WEAT tests on pretrained vectors (lowercased for the names in
-    ``lowercase`` that map to true), with their published effect sizes (GloVe 840B) beside."""
+    ``lowercase`` that map to true), with their published effect sizes (GloVe 840B) beside.
+
+    Used in: indirect-stereotypes/04.
+    """
     lowercase = lowercase or {}
     frames = []
     for name, kv in kvs.items():
@@ -227,7 +214,10 @@ def external_check(kvs: Mapping[str, object], lowercase: Mapping[str, bool] | No
 
 
 def pair_table(original, modified, pairs: Iterable[tuple[str, str]]) -> pd.DataFrame:
-    """Counts of word pairs before and after BIRM, with the parts near X, Y and X∩Y."""
+    """Counts of word pairs before and after BIRM, with the parts near X, Y and X∩Y.
+
+    Used in: indirect-stereotypes/01.
+    """
     idx = original.index()
     rows = []
     for a, b in pairs:
@@ -245,7 +235,10 @@ def pair_table(original, modified, pairs: Iterable[tuple[str, str]]) -> pd.DataF
 
 
 def matrix_summary(mats: Mapping) -> pd.DataFrame:
-    """Vocabulary, non-zeros, tokens and total mass of each method's matrix."""
+    """Vocabulary, non-zeros, tokens and total mass of each method's matrix.
+
+    Used in: indirect-stereotypes/01, indirect-stereotypes/02.
+    """
     return pd.DataFrame([{"method": LABELS[m], "words": len(x), "non-zeros": x.nnz,
                           "tokens counted": x.params["n_tokens"],
                           "total pair weight": float(x.total.sum())} for m, x in mats.items()])

@@ -26,7 +26,10 @@ from biasbook.metrics import weat
 
 def effect_sizes(scores: np.ndarray, n_x: int, ddof: int = 1) -> np.ndarray:
     """WEAT's effect size along the last axis of per-word associations: the first ``n_x`` are the
-    X words, the rest the Y words; the spread is the standard deviation over all of them."""
+    X words, the rest the Y words; the spread is the standard deviation over all of them.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     s = np.asarray(scores, dtype=float)
     return (s[..., :n_x].mean(axis=-1) - s[..., n_x:].mean(axis=-1)) / s.std(axis=-1, ddof=ddof)
 
@@ -34,7 +37,10 @@ def effect_sizes(scores: np.ndarray, n_x: int, ddof: int = 1) -> np.ndarray:
 def target_sets(kv, test, *, min_coverage: float = 0.5) -> dict[str, list[str]] | None:
     """The words of X, Y, A and B that WEAT uses on ``kv``: those with vectors, the longer of X and
     Y cut to the shorter one's size by dropping its last words (the rule of
-    :func:`biasbook.metrics.weat.weat`); ``None`` when a set keeps less than ``min_coverage``."""
+    :func:`biasbook.metrics.weat.weat`); ``None`` when a set keeps less than ``min_coverage``.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     found = {side: [w for w in getattr(test, side) if w in kv.key_to_index] for side in weat.SETS}
     for side in weat.SETS:
         if not found[side] or len(found[side]) < min_coverage * len(getattr(test, side)):
@@ -45,7 +51,10 @@ def target_sets(kv, test, *, min_coverage: float = 0.5) -> dict[str, list[str]] 
 
 
 def associations(kv, words: Mapping[str, list[str]]) -> np.ndarray:
-    """s(w, A, B) of the X words, then the Y words (:func:`biasbook.metrics.weat.associations`)."""
+    """s(w, A, B) of the X words, then the Y words (:func:`biasbook.metrics.weat.associations`).
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     return weat.associations(np.asarray(kv[words["x"] + words["y"]], dtype=float),
                              np.asarray(kv[words["a"]], dtype=float),
                              np.asarray(kv[words["b"]], dtype=float))
@@ -53,7 +62,10 @@ def associations(kv, words: Mapping[str, list[str]]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class WordScores:
-    """One WEAT test's per-word associations: ``scores[method]`` is (seeds, |X| + |Y|)."""
+    """One WEAT test's per-word associations: ``scores[method]`` is (seeds, |X| + |Y|).
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
 
     test: str
     words: dict[str, list[str]]
@@ -69,6 +81,8 @@ def weat_scores(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, objec
                 runs: pd.DataFrame | None = None, *, ddof: int = 1) -> dict[str, WordScores]:
     """Per computable test, the associations of its words in every (method, seed) of ``kvs``
     (vectors already cut to the shared vocabulary, e.g. by :func:`.tables.shared_vectors`).
+
+    Used in: indirect-stereotypes/03.
 
     With ``runs`` (:func:`.tables.weat_runs`), each effect size recomputed from the associations
     must equal WEAT's own: a change of WEAT's word rule cannot slip by unnoticed."""
@@ -92,6 +106,11 @@ def weat_scores(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, objec
 
 
 def check_against(runs: pd.DataFrame, ts: WordScores, ddof: int) -> None:
+    """Refuse word scores whose effect size per (method, seed) is not WEAT's own in ``runs``:
+    the intervals resample these scores, so they must reproduce the recorded numbers.
+
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
+    """
     for method, s in ts.scores.items():
         for k, seed in enumerate(ts.seeds):
             row = runs[(runs["test"] == ts.test) & (runs["method"] == method)

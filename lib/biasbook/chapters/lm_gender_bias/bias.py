@@ -44,7 +44,10 @@ Gender = tuple[frozenset[str], frozenset[str]]
 
 def score(documents: Sequence[Sequence[str]], gender: Gender, counting: str, context: str,
           window: float | None = None) -> tuple[BiasScores | None, Cooccurrence]:
-    """(bias scores, or ``None`` when no word co-occurs with both genders; the counts)."""
+    """(bias scores, or ``None`` when no word co-occurs with both genders; the counts).
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02, book/trust.
+    """
     male, female = gender
     co = count_cooccurrences(documents, male, female, context=context, window=window,
                              mode=counting)
@@ -58,6 +61,8 @@ def score(documents: Sequence[Sequence[str]], gender: Gender, counting: str, con
 
 def summary(s: BiasScores | None, reference: BiasScores | None = None) -> dict:
     """mu, sigma, beta (against ``reference``) and the number of scored words; NaN if undefined.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     >>> ref = BiasScores(("a", "b", "c"), np.array([-1.0, 0.0, 1.0]))
     >>> gen = BiasScores(("a", "b", "c"), np.array([-0.5, 0.0, 0.5]))
@@ -80,6 +85,8 @@ def training_sample(documents: Sequence[Sequence[str]], n: int, length: int,
                     seed: int = 0) -> list[list[str]]:
     """``n`` random stretches of ``length`` tokens of the concatenated documents: what a model
     that generates exactly its training text would produce (shorter text: all of it).
+
+    Used in: lm-gender-bias/02.
 
     >>> stretches = training_sample([["a", "b", "c"], ["d"]], n=5, length=3)
     >>> all(s in (["a", "b", "c"], ["b", "c", "d"]) for s in stretches)

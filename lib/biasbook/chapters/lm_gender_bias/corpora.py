@@ -36,7 +36,10 @@ from biasbook.text.cooccurrence import gendered_words
 
 @dataclass(frozen=True)
 class Corpus:
-    """A corpus of the chapter: its registry resource, defining set and display labels."""
+    """A corpus of the chapter: its registry resource, defining set and display labels.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
 
     name: str
     resource: str  # name in the resource registry (record it with ``rec.data``)
@@ -63,7 +66,10 @@ LM_PARTS = {"ptb": ("train", "test"), "wikitext-2": ("valid", "test")}  # (train
 
 
 def corpus(name: str) -> Corpus:
-    """The :class:`Corpus` called ``name``; an unknown name is an error listing the known ones."""
+    """The :class:`Corpus` called ``name``; an unknown name is an error listing the known ones.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     if name not in CORPORA:
         raise ValueError(f"unknown corpus {name!r}; corpora: {', '.join(CORPORA)}")
     return CORPORA[name]
@@ -71,6 +77,8 @@ def corpus(name: str) -> Corpus:
 
 def gender(name: str) -> tuple[frozenset[str], frozenset[str]]:
     """(male words, female words) of the defining set that ``name`` is measured with.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     >>> male, female = gender("ptb")
     >>> "he" in male and "she" in female
@@ -82,6 +90,8 @@ def gender(name: str) -> tuple[frozenset[str], frozenset[str]]:
 def read(name: str, part: str = "train", *, eos: bool = False, speeches: int | None = None,
          seed: int = 0, skip: int = 0) -> list[list[str]]:
     """Documents of one part of a corpus; with ``eos``, ``<eos>`` ends every line (paragraph).
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     ``part`` names a split of the pre-tokenized corpora (``ptb``: ``train``, ``test``;
     ``wikitext-2``: ``valid``, ``test``, ``valid+test``); the CNN/Daily Mail sample has only
@@ -104,7 +114,10 @@ def read(name: str, part: str = "train", *, eos: bool = False, speeches: int | N
 
 def measured_documents(name: str, *, max_tokens: int | None = None, un_speeches: int | None = None,
                        un_seed: int = 0) -> list[list[str]]:
-    """The text notebook 01 measures: see the table above; the leading ``max_tokens`` tokens."""
+    """The text notebook 01 measures: see the table above; the leading ``max_tokens`` tokens.
+
+    Used in: lm-gender-bias/01.
+    """
     if name == "un-general-debates":
         docs = read(name, speeches=un_speeches, seed=un_seed)
     else:
@@ -116,6 +129,8 @@ def lm_text(name: str, *, train_tokens: int | None = None, valid_tokens: int | N
             un_train_speeches: int | None = None, un_valid_speeches: int | None = None,
             un_seed: int = 0) -> tuple[list[list[str]], list[str]]:
     """(training documents, held-out tokens) of notebook 02, ``<eos>`` at the end of every line.
+
+    Used in: lm-gender-bias/02.
 
     The held-out UN speeches are the next ``un_valid_speeches`` of the same seeded permutation,
     disjoint from the training speeches. ``train_tokens`` caps the training text (leading

@@ -47,7 +47,10 @@ TABLE_CORPORA = ("wikitext-2", "cnn-dailymail")  # the corpora of the paper's Ta
 @dataclass
 class CorpusScores:
     """``scores[corpus, counting, context]`` (``None``: no word meets both genders) and the
-    co-occurrence counts ``cooc[corpus, counting, context]`` they come from."""
+    co-occurrence counts ``cooc[corpus, counting, context]`` they come from.
+
+    Used in: lm-gender-bias/01.
+    """
 
     scores: dict[tuple[str, str, str], BiasScores | None]
     cooc: dict[tuple[str, str, str], Cooccurrence]
@@ -58,7 +61,10 @@ class CorpusScores:
 
 
 def score_corpora(docs: Docs, genders: Genders, *, progress: bool = True) -> CorpusScores:
-    """Score every corpus of ``docs`` in both countings and both contexts (default windows)."""
+    """Score every corpus of ``docs`` in both countings and both contexts (default windows).
+
+    Used in: lm-gender-bias/01.
+    """
     scored = CorpusScores({}, {})
     jobs = [(n, cnt, ctx) for n in docs for cnt in bias.COUNTINGS for ctx in bias.CONTEXTS]
     for name, counting, context in tqdm(jobs, desc="scoring corpora", disable=not progress):
@@ -73,7 +79,10 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
     words (``mu ci_low``, ..., ``sigma ci_method``), scored words, the paper's mu, sigma (NaN
     where undefined or not reported), and ``mu vs paper``, ``sigma vs paper``
     (:func:`.uncertainty.paper_check`; ``prefix_tokens``: the corpora were cut to that many
-    tokens, so no row is the paper's quantity)."""
+    tokens, so no row is the paper's quantity).
+
+    Used in: lm-gender-bias/01.
+    """
     rows = []
     for (name, counting, context), s in scored.scores.items():
         ref = paper_sweep(name).get("train", {})
@@ -94,7 +103,10 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
 def train_table(long: pd.DataFrame) -> pd.DataFrame:
     """:func:`train_rows` as the reader compares them: one row per corpus, counting and context;
     ours as ``value [low, high]`` beside the paper's numbers, and whether they lie inside ours
-    (``paper in our interval?``: ``μ inside, σ outside``, or why they are not comparable)."""
+    (``paper in our interval?``: ``μ inside, σ outside``, or why they are not comparable).
+
+    Used in: lm-gender-bias/01.
+    """
     rows = []
     for r in long.to_dict("records"):
         row = {"corpus": corpus(r["corpus"]).measured, "counting": r["counting"],
@@ -120,6 +132,8 @@ def script_scores(scored: CorpusScores, *, n_resamples: int = 999) -> pd.DataFra
     authors' script's own score m / (m + f), the mean's interval over the words
     (``m/(m+f) mean ci_low``, ...), and mu, sigma of the book's reconstruction, the log-ratio
     without c(g) (:func:`.bias.score`), which reproduces the paper's Tables 1-3.
+
+    Used in: lm-gender-bias/01.
 
     >>> doc = ["he", "a", "b", "she", "a", "b", "he", "a", "c"]  # a: m 2, f 1; b: m 1, f 1
     >>> s, co = bias.score([doc], ({"he"}, {"she"}), "as-coded", "fixed", window=1)
@@ -149,7 +163,10 @@ def script_scores(scored: CorpusScores, *, n_resamples: int = 999) -> pd.DataFra
 
 
 def corpus_statistics(docs: Docs, scored: CorpusScores) -> pd.DataFrame:
-    """Documents, tokens, gendered tokens c(m), c(f) and their ratio per corpus."""
+    """Documents, tokens, gendered tokens c(m), c(f) and their ratio per corpus.
+
+    Used in: lm-gender-bias/01.
+    """
     stats = []
     for name in scored.corpora:
         co = scored.cooc[name, "paper", "fixed"]
@@ -164,7 +181,10 @@ def corpus_statistics(docs: Docs, scored: CorpusScores) -> pd.DataFrame:
 
 def score_frame(scored: CorpusScores, counting: str = "as-coded",
                 context: str = "fixed") -> pd.DataFrame:
-    """Every word score of every corpus (columns ``bias``, ``corpus``), for a histogram."""
+    """Every word score of every corpus (columns ``bias``, ``corpus``), for a histogram.
+
+    Used in: lm-gender-bias/01.
+    """
     frames = [pd.DataFrame({"bias": s.scores, "corpus": corpus(name).measured})
               for (name, cnt, ctx), s in scored.scores.items()
               if (cnt, ctx) == (counting, context) and s is not None]
@@ -179,6 +199,8 @@ def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
     (``window = inf``, printed counting only: the ``as-coded`` n-grams need a finite window),
     with their intervals over the scored words (``mu ci_low``, ...); ``cut-off`` names the
     window as it is recorded (its size, or ``whole document``).
+
+    Used in: lm-gender-bias/01.
 
     Corpora of ``names`` missing from ``docs`` are skipped, as are texts that score < 2 words.
     """
@@ -201,6 +223,8 @@ def window_sweep(docs: Docs, genders: Genders, windows: Sequence[int],
 def top_words(scored: CorpusScores, n: int = 10, min_count: int = 20) -> pd.DataFrame:
     """The ``n`` most female- and male-leaning content words (no stop, gendered or non-words)
     seen ``min_count`` times, with their ``as-coded`` fixed-context scores; a column per corpus.
+
+    Used in: lm-gender-bias/01.
     """
     top = {}
     for name in scored.corpora:
@@ -226,7 +250,10 @@ def table_words(scored: CorpusScores, *,
     per corpus: words found, share with the paper's sign, Pearson r, the two with intervals over
     the words found: ``same sign ci_low``, ``pearson r ci_low``, ...), ``as-coded`` fixed.
     The share and r are NaN without words found (r: fewer than three), their intervals with
-    fewer than three words."""
+    fewer than three words.
+
+    Used in: lm-gender-bias/01.
+    """
     rows = []
     for name in TABLE_CORPORA:
         s = scored.scores.get((name, "as-coded", "fixed"))
@@ -261,6 +288,8 @@ def table_words(scored: CorpusScores, *,
 def prose_numbers(scored: CorpusScores, long: pd.DataFrame, by_window: pd.DataFrame,
                   words_summary: pd.DataFrame) -> dict[str, float]:
     """The numbers notebook 01's text quotes, under fixed names; NaN where this run lacks them.
+
+    Used in: lm-gender-bias/01.
 
     Per corpus (``ptb_...``, ``wikitext_2_...``, ``cnn_dailymail_...``,
     ``un_general_debates_...``): mu and sigma (``as-coded`` fixed; ``mu_printed``: the printed

@@ -14,6 +14,8 @@ CHAPTER = "lm-gender-bias"
 def defining_pairs(corpus: str, *, as_printed: bool = False) -> list[tuple[str, str]]:
     """The paper's Appendix A (male, female) pairs for ``ptb``, ``wikitext-2``, ``cnn-dailymail``.
 
+    Used in: lm-gender-bias/01, lm-gender-bias/02, book/trust.
+
     Pairs the appendix prints swapped (``wife``/``husband``) are un-swapped unless ``as_printed``.
 
     >>> defining_pairs("ptb")[12], defining_pairs("ptb", as_printed=True)[12]
@@ -29,6 +31,8 @@ def paper_sweep(corpus: str) -> dict:
     """The paper's Table 1-3 rows for ``corpus`` as ``{lambda: {column: value}}``; ``"train"``
     is the training-corpus row. Corpora the paper does not report give ``{}``.
 
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+
     >>> table = paper_sweep("ptb")
     >>> table["train"]["fixed_mu"], table[0.01]["fixed_mu"], table[0.01]["ppl"]
     (0.83, 0.63, 62.83)
@@ -43,6 +47,8 @@ def paper_sweep(corpus: str) -> dict:
 def paper_word_bias(corpus: str) -> dict:
     """The paper's word-level table (Tables 5-8) of ``corpus``: ``columns`` (``"train"``, then
     each lambda), ``male`` and ``female`` (``{word: [score per column]}``).
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     >>> table = paper_word_bias("wikitext-2")
     >>> table["columns"][:2], table["male"]["Boston"][0]

@@ -45,7 +45,10 @@ def _counting(what: str, tokens: int, window: int) -> plan.Work:
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
-    """Every notebook's loops (module docstring)."""
+    """Every notebook's loops (module docstring).
+
+    Used in: biasbook plan.
+    """
     out: list[plan.Work] = []
     if (p := params.get("01-corpus-bias")) is not None:
         for name in p["corpora"]:
@@ -140,7 +143,10 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     tokens (at ``n = 2``, 8,000 tokens a model: fewer left the texts at lambda = 0 and at the
     largest lambda without a scored word in common, which notebook 02 compares); ``10 n``
     bootstrap resamples. Corpora, the regulariser's mode, the optimiser and the tying
-    comparison are kept."""
+    comparison are kept.
+
+    Used in: biasbook plan.
+    """
     out = {}
     for stem, p in params.items():
         p = dict(p)

@@ -73,7 +73,10 @@ PER_CORPUS = ("lambdas", "train_tokens", "valid_tokens", "vocab_size", "warmup_t
 
 
 def per_corpus(value, corpus: str):
-    """``value[corpus]`` for a mapping ``{corpus: value}``, else ``value`` itself."""
+    """``value[corpus]`` for a mapping ``{corpus: value}``, else ``value`` itself.
+
+    Used in: lm-gender-bias/02, biasbook plan.
+    """
     if isinstance(value, dict):
         if corpus not in value:
             raise KeyError(f"no value for corpus {corpus!r} in {value}")
@@ -83,7 +86,10 @@ def per_corpus(value, corpus: str):
 
 @dataclass(frozen=True)
 class Settings:
-    """The sweep's parameters (notebook 02's profile keys); see :data:`PER_CORPUS`."""
+    """The sweep's parameters (notebook 02's profile keys); see :data:`PER_CORPUS`.
+
+    Used in: lm-gender-bias/02.
+    """
 
     lambdas: list[float] | dict
     train_tokens: int | None | dict
@@ -137,7 +143,10 @@ class Settings:
 
 @dataclass
 class LMCorpus:
-    """A corpus ready for training: ids, vocabulary, pairs, and its text for the bias scores."""
+    """A corpus ready for training: ids, vocabulary, pairs, and its text for the bias scores.
+
+    Used in: lm-gender-bias/02.
+    """
 
     name: str
     vocab: Vocab
@@ -156,7 +165,10 @@ class LMCorpus:
 
 @dataclass
 class TrainedLM:
-    """A trained LSTM: ``name``, ``kind`` and ``fingerprint`` are what ``rec.model`` records."""
+    """A trained LSTM: ``name``, ``kind`` and ``fingerprint`` are what ``rec.model`` records.
+
+    Used in: lm-gender-bias/02.
+    """
 
     name: str
     model: LSTMLanguageModel
@@ -171,7 +183,10 @@ class TrainedLM:
 
 @dataclass
 class LambdaRun:
-    """One lambda's model, its held-out perplexity, gender projection and generated texts."""
+    """One lambda's model, its held-out perplexity, gender projection and generated texts.
+
+    Used in: lm-gender-bias/02.
+    """
 
     corpus: str
     lam: float
@@ -186,7 +201,10 @@ class LambdaRun:
 @dataclass
 class Sweep:
     """Per training seed, every corpus's warm-up (``None`` without one) and every (corpus,
-    lambda) run, in order; ``runs`` holds each corpus's first seed (the detailed tables)."""
+    lambda) run, in order; ``runs`` holds each corpus's first seed (the detailed tables).
+
+    Used in: lm-gender-bias/02.
+    """
 
     warmups: dict[int, dict[str, TrainedLM | None]]
     by_seed: dict[int, dict[tuple[str, float], LambdaRun]]
@@ -214,7 +232,10 @@ class Sweep:
 
 
 def prepare(name: str, settings: Settings) -> LMCorpus:
-    """Read corpus ``name`` (:func:`.corpora.lm_text`) and encode it for training."""
+    """Read corpus ``name`` (:func:`.corpora.lm_text`) and encode it for training.
+
+    Used in: lm-gender-bias/02.
+    """
     train_docs, held = corpora.lm_text(
         name, train_tokens=settings.value("train_tokens", name),
         valid_tokens=settings.value("valid_tokens", name),
@@ -231,7 +252,10 @@ def prepare(name: str, settings: Settings) -> LMCorpus:
 
 
 def stream_slice(ids: torch.Tensor, start: int, n: int) -> torch.Tensor:
-    """``n`` tokens of the stream from position ``start``, wrapping round (several epochs)."""
+    """``n`` tokens of the stream from position ``start``, wrapping round (several epochs).
+
+    Used in: lm-gender-bias/02.
+    """
     reps = (start + n) // len(ids) + 1
     return ids.repeat(reps)[start : start + n]
 
@@ -239,7 +263,10 @@ def stream_slice(ids: torch.Tensor, start: int, n: int) -> torch.Tensor:
 def warm_up(data: LMCorpus, settings: Settings, seed: int | None = None, *,
             progress: bool = True) -> TrainedLM | None:
     """The lambda = 0 model after ``warmup_tokens`` tokens (``None`` when that is 0), shared by
-    the lambdas of training seed ``seed`` (default: the ``lstm`` setting's)."""
+    the lambdas of training seed ``seed`` (default: the ``lstm`` setting's).
+
+    Used in: lm-gender-bias/02.
+    """
     config, n = settings.config(seed), settings.value("warmup_tokens", data.name)
     if not n:
         return None
@@ -258,14 +285,20 @@ def warm_up(data: LMCorpus, settings: Settings, seed: int | None = None, *,
 
 
 def gender_probe(data: LMCorpus, reg_mode: str) -> BiasRegularizer:
-    """The regulariser at lambda = 1: measures the embeddings' gender projection."""
+    """The regulariser at lambda = 1: measures the embeddings' gender projection.
+
+    Used in: lm-gender-bias/02.
+    """
     return BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=1.0, mode=reg_mode)
 
 
 def mean_cos2(model: LSTMLanguageModel, probe: BiasRegularizer, which: str = "input") -> float:
     """``||N B||_F^2 / |N|`` on the model's ``input`` (or ``output``) embeddings: with
     ``as-coded`` (normalised rows, k = 1), the mean squared cosine of the neutral words with the
-    gender direction."""
+    gender direction.
+
+    Used in: lm-gender-bias/02.
+    """
     weight = model.encoder.weight if which == "input" else model.decoder.weight
     with torch.no_grad():
         return float(probe(weight.cpu())) / len(probe.neutral_ids)
@@ -276,7 +309,10 @@ def train_lambda(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM
                  progress: bool = True) -> tuple[TrainedLM, dict[str, float]]:
     """(model, {ppl, cos2, cos2_out}) after ``sweep_tokens`` more tokens at ``lam``: held-out
     perplexity and the mean cos^2 of the input and output embeddings. ``tied=False`` unties the
-    warm-up's embedding into two copies and regularises the ``debias`` ones."""
+    warm-up's embedding into two copies and regularises the ``debias`` ones.
+
+    Used in: lm-gender-bias/02.
+    """
     config, lam = settings.config(seed, tied=tied, debias=debias), float(lam)
     n_warm = settings.value("warmup_tokens", data.name) or 0
     n_sweep = settings.value("sweep_tokens", data.name)
@@ -310,7 +346,10 @@ def train_lambda(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM
 def generate_texts(lm: TrainedLM, vocab: Vocab, n_seeds: int, length: int,
                    seed: int = 0, device: str = "cpu") -> list[list[str]]:
     """:func:`biasbook.training.lstm.generate` on ``device``, stored by the model's
-    fingerprint."""
+    fingerprint.
+
+    Used in: lm-gender-bias/02.
+    """
     device = resolve_device(device)
     key = store.content_key("generated", lm.fingerprint, vocab.itos, n_seeds, length, seed,
                             str(device), CODE_VERSION, torch.__version__)
@@ -326,7 +365,10 @@ def generate_texts(lm: TrainedLM, vocab: Vocab, n_seeds: int, length: int,
 
 def lambda_run(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM | None, *,
                seed: int, progress: bool = True, **untie) -> LambdaRun:
-    """:func:`train_lambda`, then the model's texts (generated with the training seed)."""
+    """:func:`train_lambda`, then the model's texts (generated with the training seed).
+
+    Used in: lm-gender-bias/02.
+    """
     lm, stats = train_lambda(data, lam, settings, warm, seed=seed, progress=progress, **untie)
     texts = generate_texts(lm, data.vocab, settings.n_seeds, settings.gen_length, seed=seed,
                            device=settings.device)
@@ -336,7 +378,10 @@ def lambda_run(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM |
 
 def run(data: dict[str, LMCorpus], settings: Settings, *, progress: bool = True) -> Sweep:
     """For every corpus of ``data`` and each of its training seeds: warm up, then train and
-    generate for each of its lambdas."""
+    generate for each of its lambdas.
+
+    Used in: lm-gender-bias/02.
+    """
     warmups, by_seed = {}, {}
     jobs = [(seed, name, lam) for name in data for seed in settings.value("seeds", name)
             for lam in settings.value("lambdas", name)]
@@ -354,7 +399,10 @@ def tying_runs(data: dict[str, LMCorpus], settings: Settings, sweep: Sweep, *,
     untied models regularised on the input, the output or both embeddings, and an untied
     lambda = 0 model, all from the same warm-up: ``{(variant, lam): run}`` with variants
     ``tied``, ``untied, input``, ``untied, output``, ``untied, both``. ``{}`` without
-    ``tying``."""
+    ``tying``.
+
+    Used in: lm-gender-bias/02.
+    """
     if settings.tying is None:
         return {}
     name, lam = settings.tying["corpus"], float(settings.tying["lam"])

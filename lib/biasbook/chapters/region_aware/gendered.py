@@ -46,6 +46,9 @@ GROUPS = ("F", "M")
 def gender_terms(*, corrected: bool = False) -> dict[str, list[str]]:
     """The female (``"F"``) and male (``"M"``) terms of Appendix G, in the source's order.
 
+    Used in: region-aware/01, region-aware/03, region-aware/04, region-aware/05, region-aware/06,
+        book/class/region-aware.
+
     ``corrected`` swaps the two pairs whose order contradicts the list's [male, female] layout.
 
     >>> terms = gender_terms()
@@ -74,7 +77,11 @@ def _pattern(terms: Sequence[str], case_sensitive: bool) -> re.Pattern:
 
 @dataclass(frozen=True)
 class TermMatcher:
-    """Counts the female and male terms of a text (whole words and phrases)."""
+    """Counts the female and male terms of a text (whole words and phrases).
+
+    Used in: region-aware/01, region-aware/03, region-aware/04, region-aware/05, region-aware/06,
+        book/class/region-aware.
+    """
 
     terms: Mapping[str, Sequence[str]]
     case_sensitive: bool = False
@@ -93,7 +100,11 @@ class TermMatcher:
 
 
 def align(n_female: int, n_male: int, rule: str = "exclusive") -> str:
-    """``"F"``, ``"M"`` or ``""`` (in neither dataset) for an example with these term counts."""
+    """``"F"``, ``"M"`` or ``""`` (in neither dataset) for an example with these term counts.
+
+    Used in: region-aware/01, region-aware/03, region-aware/04, region-aware/05, region-aware/06,
+        book/class/region-aware.
+    """
     validate.choice("rule", rule, RULES)
     if rule == "exclusive":
         if n_female and not n_male:
@@ -108,6 +119,9 @@ def label_documents(docs: Mapping[str, Sequence[str]], *, rule: str = "exclusive
                     case_sensitive: bool = False, corrected: bool = False) -> pd.DataFrame:
     """Every document that contains a gender term: ``region``, ``text``, ``n_female``,
     ``n_male`` and ``group`` (``"F"``, ``"M"``, or ``""`` for a mixed example left out).
+
+    Used in: region-aware/01, region-aware/03, region-aware/04, region-aware/05, region-aware/06,
+        book/class/region-aware.
 
     >>> frame = label_documents({"X": ["his book", "her book", "a book", "he and she"]})
     >>> frame[["text", "group"]].to_dict("records")  # doctest: +NORMALIZE_WHITESPACE
@@ -129,6 +143,8 @@ def aligned(labelled: pd.DataFrame, *, max_docs: int | None = None, seed: int = 
             ) -> pd.DataFrame:
     """The F- and M-aligned examples of each region, at most ``max_docs`` per region.
 
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+
     A region with more examples keeps a seeded uniform sample (so the F/M ratio is kept in
     expectation), in the original order; ``None`` keeps all of them.
     """
@@ -148,6 +164,8 @@ def counts(labelled: pd.DataFrame, used: pd.DataFrame | None = None) -> pd.DataF
     """Table 6 of the paper: per region ``total`` (= ``female`` + ``male``), ``female``,
     ``male``, and ``both`` (mixed examples in neither dataset); with ``used`` (the output of
     :func:`aligned`) also how many examples the topic model gets.
+
+    Used in: region-aware/01, region-aware/03.
 
     >>> frame = label_documents({"X": ["his book", "her book", "her pen", "he and she"]})
     >>> counts(frame).to_dict("records")

@@ -49,6 +49,8 @@ def trials(female_topic: Sequence[str], male_topic: Sequence[str], *, female: Se
     """The trials of both tasks: ``block``, ``order`` (within the block), ``stimulus``,
     ``category`` (``female``, ``male``, ``F topic``, ``M topic``) and the correct ``key``.
 
+    Used in: region-aware/05.
+
     Un-reversed: ``e`` for female words and the F topic, ``i`` for male words and the M topic.
     Reversed: ``e`` for female words and the M topic, ``i`` for male words and the F topic.
     Every stimulus appears ``repeats`` times per block.
@@ -76,7 +78,10 @@ def trials(female_topic: Sequence[str], male_topic: Sequence[str], *, female: Se
 def run_in_terminal(plan: pd.DataFrame, *, ask: Callable[[str], str] = input,
                     clock: Callable[[], float] = time.perf_counter) -> pd.DataFrame:
     """Take the test: each stimulus is shown, the answer (``e`` or ``i`` then Enter) read and
-    timed. Returns ``plan`` with ``answer``, ``correct`` and ``rt_ms``."""
+    timed. Returns ``plan`` with ``answer``, ``correct`` and ``rt_ms``.
+
+    Used in: region-aware/05.
+    """
     answers, times = [], []
     for block, rows in plan.groupby("block", sort=False):
         ask(f"\nBlock '{block}': press e for {_legend(rows, 'e')}, i for {_legend(rows, 'i')}. "
@@ -97,7 +102,10 @@ def simulate(plan: pd.DataFrame, *, effect_ms: float = 150.0, base_ms: float = 7
              noise_ms: float = 120.0, error_rate: float = 0.05, seed: int = 0) -> pd.DataFrame:
     """Synthetic responses: log-normal-ish latencies around ``base_ms``, the reversed block
     slower by ``effect_ms`` on average, a share ``error_rate`` of wrong keys. For demonstration
-    and tests only."""
+    and tests only.
+
+    Used in: region-aware/05.
+    """
     rng = np.random.default_rng(seed)
     slower = np.where(plan["block"] == "reversed", effect_ms, 0.0)
     rt = np.clip(base_ms + slower + rng.normal(0, noise_ms, len(plan)), 200, None)
@@ -109,6 +117,8 @@ def simulate(plan: pd.DataFrame, *, effect_ms: float = 150.0, base_ms: float = 7
 def score(responses: pd.DataFrame) -> dict:
     """The paper's un-reversed and reversed means (correct trials, ms) and their difference,
     the D score, and the number of errors.
+
+    Used in: region-aware/05.
 
     >>> r = pd.DataFrame({"block": ["unreversed"] * 2 + ["reversed"] * 2,
     ...                   "rt_ms": [500., 700., 800., 1000.], "correct": [True] * 4})

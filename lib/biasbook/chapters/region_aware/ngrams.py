@@ -48,6 +48,8 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 def tokens(text: str, stop_words: Iterable[str] = STOP_WORDS) -> list[str]:
     """The kept tokens of ``text`` in order (see the module's rule).
 
+    Used in: region-aware/03.
+
     >>> tokens("She didn't see the U.N. report's 2 pages.")
     ['she', 'see', 'report', 'pages']
     """
@@ -57,7 +59,10 @@ def tokens(text: str, stop_words: Iterable[str] = STOP_WORDS) -> list[str]:
 
 
 def counts(texts: Iterable[str], n: int = 1, stop_words: Iterable[str] = STOP_WORDS) -> Counter:
-    """Occurrences of every ``n``-gram (1 or 2) of the kept tokens, within each text."""
+    """Occurrences of every ``n``-gram (1 or 2) of the kept tokens, within each text.
+
+    Used in: region-aware/03.
+    """
     if n not in (1, 2):
         raise ValueError(f"n must be 1 or 2, got {n!r}")
     total: Counter = Counter()
@@ -69,7 +74,10 @@ def counts(texts: Iterable[str], n: int = 1, stop_words: Iterable[str] = STOP_WO
 
 def top_ngrams(texts: Iterable[str], n: int = 1, k: int = 10,
                stop_words: Iterable[str] = STOP_WORDS) -> list[tuple[str, int]]:
-    """The ``k`` most frequent ``n``-grams with their counts, ties alphabetical."""
+    """The ``k`` most frequent ``n``-grams with their counts, ties alphabetical.
+
+    Used in: region-aware/03.
+    """
     return sorted(counts(texts, n, stop_words).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
@@ -81,7 +89,10 @@ def _row(texts: list[str], k: int) -> dict:
 
 def group_ngrams(aligned: pd.DataFrame, k: int = 10) -> pd.DataFrame:
     """Per region and group (F, M): the ``k`` most frequent unigrams and bigrams of the aligned
-    examples (``aligned``: ``region``, ``group``, ``text``, as from :func:`gendered.aligned`)."""
+    examples (``aligned``: ``region``, ``group``, ``text``, as from :func:`gendered.aligned`).
+
+    Used in: region-aware/03.
+    """
     rows = []
     for region in dict.fromkeys(aligned["region"]):
         for group in gendered.GROUPS:
@@ -92,7 +103,10 @@ def group_ngrams(aligned: pd.DataFrame, k: int = 10) -> pd.DataFrame:
 
 def topic_ngrams(fits: Mapping, *, per_gender: int = 2, k: int = 10) -> pd.DataFrame:
     """Tables 10-11 form: for the ``per_gender`` most coherent F and M topics of each region,
-    the ``k`` most frequent unigrams and bigrams of the examples assigned to the topic."""
+    the ``k`` most frequent unigrams and bigrams of the examples assigned to the topic.
+
+    Used in: region-aware/03.
+    """
     rows = []
     for region, fit in fits.items():
         for gender in gendered.GROUPS:
@@ -105,7 +119,10 @@ def topic_ngrams(fits: Mapping, *, per_gender: int = 2, k: int = 10) -> pd.DataF
 
 
 def paper_tables(paper: Mapping) -> pd.DataFrame:
-    """The paper's Tables 10 and 11 (``paper_results.yml``) as one frame."""
+    """The paper's Tables 10 and 11 (``paper_results.yml``) as one frame.
+
+    Used in: region-aware/03.
+    """
     rows = [{"table": table, **row} for table in ("table10_ngrams", "table11_ngrams")
             for row in paper[table]]
     return pd.DataFrame(rows, columns=["table", "topic", "region", "gender", "unigrams",

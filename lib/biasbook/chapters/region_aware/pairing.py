@@ -39,7 +39,10 @@ def pair_distances(female: np.ndarray, male: np.ndarray, *, she: np.ndarray, he:
                    ) -> tuple[np.ndarray, np.ndarray]:
     """``d_same[i, j] = |cos(F_i, she) - cos(M_j, he)|`` and
     ``d_cross[i, j] = |cos(F_i, he) - cos(M_j, she)|`` for topic embeddings ``female`` (rows)
-    and ``male`` (rows)."""
+    and ``male`` (rows).
+
+    Used in: region-aware/04, region-aware/05, region-aware/06.
+    """
     female, male = np.atleast_2d(np.asarray(female, float)), np.atleast_2d(np.asarray(male, float))
     she, he = np.asarray(she, float), np.asarray(he, float)
 
@@ -56,6 +59,8 @@ def pair_distances(female: np.ndarray, male: np.ndarray, *, she: np.ndarray, he:
 
 def topic_vectors(words: Sequence[Sequence[str]], *, max_length: int = 128) -> np.ndarray:
     """One row per topic: the mean all-MiniLM-L6-v2 embedding of its words (each embedded alone).
+
+    Used in: region-aware/04, region-aware/05, region-aware/06.
     """
     lists = [validate.word_list("topic words", w) for w in words]
     flat = sorted({w for ws in lists for w in ws})
@@ -69,7 +74,10 @@ def select_pairs(female: pd.DataFrame, male: pd.DataFrame, female_vectors: np.nd
                  nearest: bool = False) -> pd.DataFrame:
     """The top ``n_pairs`` pairs of F topics ``female`` and M topics ``male`` (tables with
     ``topic``, ``name``, ``words``, ``coherence``; one embedding row each), in the columns of
-    :func:`topic_pairs`."""
+    :func:`topic_pairs`.
+
+    Used in: region-aware/04, region-aware/05, region-aware/06.
+    """
     validate.choice("condition", condition, CONDITIONS)
     if not len(female) or not len(male):
         return pd.DataFrame(columns=PAIR_COLUMNS)
@@ -100,6 +108,8 @@ def topic_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pai
                 ) -> pd.DataFrame:
     """Table 3: the top ``n_pairs`` F-M topic pairs of each region (Sec. 4.2).
 
+    Used in: region-aware/04, region-aware/05, region-aware/06.
+
     Columns: ``region``, ``rank``, ``female_topic``, ``male_topic`` (names), ``female_words``,
     ``male_words`` (top-word lists), ``distance`` (``min`` of ``d_same`` and ``d_cross`` for
     ``condition="or"``, ``max`` for ``"and"``; the pair condition is ``distance < threshold``),
@@ -128,6 +138,8 @@ def unpaired_regions(fits: Mapping[str, RegionTopics], *, candidates: int = 10) 
     """The regions :func:`topic_pairs` leaves out, with their F and M candidate topics and why:
     a pair needs at least one topic of each gender (no rows: every region has pairs).
 
+    Used in: region-aware/04, region-aware/06.
+
     >>> table = pd.DataFrame({"gender": ["F", "F", ""], "rank": [1, 2, 1]})
     >>> fit = RegionTopics("X", table, pd.DataFrame(), min_topic_size=10, key="")
     >>> unpaired_regions({"X": fit}).to_dict("records")
@@ -147,7 +159,10 @@ def pair_counts(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n_pai
                 threshold: float = 0.01, condition: str = "or") -> pd.DataFrame:
     """Per region: candidate pairs, how many pass the threshold, how many failing ones
     :func:`topic_pairs` fills into its top ``n_pairs`` (``nearest=True``), the smallest
-    distance. A region without candidate pairs has no row; :func:`unpaired_regions` says why."""
+    distance. A region without candidate pairs has no row; :func:`unpaired_regions` says why.
+
+    Used in: region-aware/04.
+    """
     every = candidate_pairs(fits, candidates=candidates, n_pairs=n_pairs, threshold=threshold,
                             condition=condition)
     return (every.groupby("region", sort=False)
@@ -161,6 +176,8 @@ def candidate_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n
                     threshold: float = 0.01, condition: str = "or") -> pd.DataFrame:
     """Every candidate pair of each region (the columns of :func:`topic_pairs`), its ``pairs``
     mark saying what the top ``n_pairs`` with ``nearest=True`` make of it (:func:`mark_filled`).
+
+    Used in: region-aware/04.
     """
     options = {"candidates": candidates, "threshold": threshold, "condition": condition,
                "nearest": True}
@@ -171,6 +188,8 @@ def candidate_pairs(fits: Mapping[str, RegionTopics], *, candidates: int = 10, n
 def mark_filled(every: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
     """``every`` candidate pair with ``pairs``: ``"passing"`` below the threshold, ``"filled"``
     if ``top`` (the table the later notebooks use) filled it in, ``"failing"`` otherwise.
+
+    Used in: region-aware/04.
 
     >>> every = pd.DataFrame({"region": "X", "female_id": [0, 0, 1], "male_id": [5, 6, 5],
     ...                       "passes": [True, False, False]})

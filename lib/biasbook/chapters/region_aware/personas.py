@@ -61,7 +61,10 @@ _DESCRIPTORS = {"F": re.compile(r"\b(?:woman|girl|lady|female|mrs|ms|miss)\b", r
 
 @dataclass(frozen=True)
 class PersonaSettings:
-    """The profile's ``persona_settings``."""
+    """The profile's ``persona_settings``.
+
+    Used in: region-aware/06, biasbook plan.
+    """
 
     models: tuple[str, ...] = ("smollm2-135m",)
     runs: int = 3
@@ -90,7 +93,10 @@ class PersonaSettings:
 
 def persona_gender(text: str) -> tuple[str, str]:
     """(``"F"``, ``"M"`` or ``""``, the rule that decided: ``field``, ``pronouns``,
-    ``descriptors`` or ``none``) for a persona (see the module docstring)."""
+    ``descriptors`` or ``none``) for a persona (see the module docstring).
+
+    Used in: region-aware/06.
+    """
     match = _FIELD.search(text)
     if match:
         return ("F" if match.group(1).lower() in ("female", "woman") else "M"), "field"
@@ -106,6 +112,8 @@ def topic_prompts(pairs: pd.DataFrame, *, topic_text: str = "name") -> pd.DataFr
     the prompt), ``topic_gender`` (F for a pair's female topic, M for its male one), ``words``,
     and, where the pairs are marked (:data:`.pairing.PAIR_MARKS`), ``pairs``: ``"passing"`` if
     the topic is in a passing pair, ``"filled"`` if only filled pairs hold it.
+
+    Used in: region-aware/06.
 
     >>> pairs = pd.DataFrame({"region": ["X", "X"], "female_topic": ["Cooking", "Cooking"],
     ...     "male_topic": ["Football", "Cars"], "female_words": [["food", "cook", "eat"]] * 2,
@@ -131,7 +139,10 @@ def topic_prompts(pairs: pd.DataFrame, *, topic_text: str = "name") -> pd.DataFr
 
 
 def render(tokenizer, region: str, topic: str) -> str:
-    """The persona prompt for a topic, in the model's chat template (:func:`.chat.render`)."""
+    """The persona prompt for a topic, in the model's chat template (:func:`.chat.render`).
+
+    Used in: region-aware/06.
+    """
     p = datafiles.load("region-aware", "prompts")["persona"]
     messages = [{"role": "system", "content": p["system"]},
                 {"role": "user", "content": p["user"].format(region=region, topic=topic)}]
@@ -146,7 +157,10 @@ def _model(name: str) -> models.LanguageModel:
 def generate(lm: models.LanguageModel, prompts: Sequence[str], *, seed: int,
              temperature: float = 0.8, max_new_tokens: int = 64, cache: bool = True) -> list[str]:
     """One sampled continuation per prompt (chat-rendered text), all prompts in one left-padded
-    batch after ``set_seed(seed)``; cached by content."""
+    batch after ``set_seed(seed)``; cached by content.
+
+    Used in: region-aware/06.
+    """
     prompts = validate.word_list("prompts", prompts)
     if lm.kind != "causal":
         raise ValueError(f"personas are generated text: {lm.name} is a {lm.kind} model, which "
@@ -182,7 +196,10 @@ def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = N
     """One row per (model, run, topic): ``model``, ``run``, ``region``, ``topic``,
     ``topic_gender``, the topic's ``pairs`` mark where the pairs have one (:func:`topic_prompts`),
     ``persona``, ``persona_gender``, ``rule``, ``mismatch`` (``None`` where the persona's gender
-    is unknown)."""
+    is unknown).
+
+    Used in: region-aware/06.
+    """
     if not isinstance(settings, PersonaSettings):
         settings = PersonaSettings.from_mapping(settings)
     prompts = topic_prompts(pairs, topic_text=settings.topic_text)
@@ -213,6 +230,8 @@ def by_length(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = 
     """:func:`personas` of one region's topics once per length in ``max_new_tokens``, stacked
     with a ``max_new_tokens`` column (``models``: ``None`` for the settings' models).
 
+    Used in: region-aware/06.
+
     Run ``r`` samples with seed ``seed + r`` at every length, so a longer persona is the shorter
     one continued (the same random draws come first): the lengths differ only in how much text
     the gender is read from.
@@ -234,6 +253,8 @@ def gender_changes(table: pd.DataFrame) -> pd.DataFrame:
     """How the gender read off each persona of :func:`by_length` changes from the shortest to
     the longest length: counts of (gender at the shortest, at the longest), ``?`` for unknown.
 
+    Used in: region-aware/06.
+
     >>> table = pd.DataFrame({"model": "m", "run": 0, "region": "X", "topic_gender": "F",
     ...     "topic": ["a", "b", "c"] * 2, "max_new_tokens": [8] * 3 + [24] * 3,
     ...     "persona_gender": ["", "M", "F", "F", "M", "M"]})
@@ -251,6 +272,8 @@ def mismatch_rates(table: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFra
     """Fig. 5: per model, region and run (and the columns ``by``, e.g. ``["source"]``) the
     ``personas``, the share with ``unknown`` gender and the ``mismatch`` rate among the others
     (``NaN`` where no persona has a readable gender).
+
+    Used in: region-aware/06.
 
     >>> table = pd.DataFrame({"model": "m", "region": "X", "run": 0,
     ...     "persona_gender": ["F", "M", "", "M"], "mismatch": [False, True, None, False]})
@@ -270,7 +293,10 @@ def mismatch_rates(table: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFra
 
 def mismatch_summary(rates: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:
     """Mean and standard deviation over runs of the mismatch rate, per model and region (and
-    the columns ``by``)."""
+    the columns ``by``).
+
+    Used in: region-aware/06.
+    """
     keys = [*validate.word_list("by", by, allow_empty=True), "model", "region"]
     return (rates.groupby(keys, sort=False)
             .agg(runs=("run", "size"), mismatch=("mismatch", "mean"),

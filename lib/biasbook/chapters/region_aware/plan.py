@@ -57,7 +57,10 @@ def _generation(notebook: str, what: str, model: str, prompts: int, new_tokens: 
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
-    """Every notebook's loops (module docstring)."""
+    """Every notebook's loops (module docstring).
+
+    Used in: biasbook plan.
+    """
     out: list[plan.Work] = []
     if (p := params.get("02-weat-across-regions")) is not None:
         out += _vectors_and_weat("02", "word2vec", p["source_domains"], p["docs_per_region"],
@@ -114,7 +117,10 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     countries per region, ``n`` epochs of word2vec and fastText, ``100 n`` WEAT samples, BERTopic
     topics of at least ``5 n`` documents, ``n`` labelled topics per gender of ``8 n`` tokens,
     ``n`` persona runs of ``16 n`` tokens, ``n`` pairs per region, ``100 n`` bootstrap resamples
-    and permutations. Domains, models and pair sources are kept."""
+    and permutations. Domains, models and pair sources are kept.
+
+    Used in: biasbook plan.
+    """
     out = {}
     for stem, p in params.items():
         p = dict(p)

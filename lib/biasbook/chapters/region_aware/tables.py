@@ -20,7 +20,10 @@ CHAPTER = "region-aware"
 
 
 def paper_table5() -> pd.DataFrame:
-    """``region``, ``country``, ``examples`` of the paper's Table 5."""
+    """``region``, ``country``, ``examples`` of the paper's Table 5.
+
+    Used in: region-aware/01.
+    """
     data = datafiles.paper_results(CHAPTER)["table5_geowac_examples"]
     return pd.DataFrame([(region, country, n) for region, countries in data.items()
                          for country, n in countries.items()],
@@ -29,14 +32,20 @@ def paper_table5() -> pd.DataFrame:
 
 def volumes(options: Mapping[str, Mapping], *, all_sources: bool = False) -> pd.DataFrame:
     """:func:`.corpora.volume_table` of every domain of ``options`` (domain -> its options),
-    stacked with a ``domain`` column."""
+    stacked with a ``domain`` column.
+
+    Used in: region-aware/01.
+    """
     return pd.concat([corpora.volume_table(d, all_sources=all_sources, **opts).assign(domain=d)
                       for d, opts in options.items()], ignore_index=True)
 
 
 def selection_coverage(options: Mapping[str, Mapping]) -> pd.DataFrame:
     """Per (domain, region): ``countries`` in the corpus, ``documents`` of all of them,
-    ``selected`` documents of the top countries, and ``share_selected``."""
+    ``selected`` documents of the top countries, and ``share_selected``.
+
+    Used in: region-aware/01.
+    """
     every = volumes(options, all_sources=True)
     every["kept"] = every["examples"].where(every["selected"], 0)
     table = (every.groupby(["domain", "region"], sort=False)
@@ -49,7 +58,10 @@ def selection_coverage(options: Mapping[str, Mapping]) -> pd.DataFrame:
 def fm_table(options: Mapping[str, Mapping], *, rule: str = "exclusive") -> pd.DataFrame:
     """Table 6 per domain: :func:`.gendered.counts` of every selected document, the paper's
     counts (``paper_total``, ``paper_female``, ``paper_male``) and both female shares
-    (female / (female + male))."""
+    (female / (female + male)).
+
+    Used in: region-aware/01.
+    """
     frames = [gendered.counts(gendered.label_documents(corpora.documents(d, **opts), rule=rule))
               .assign(domain=d) for d, opts in options.items()]
     table = pd.concat(frames, ignore_index=True)

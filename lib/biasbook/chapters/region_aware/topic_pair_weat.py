@@ -70,7 +70,10 @@ def _terms() -> dict:
 
 def gender_words(region: str, *, terms: str = "text", names: bool = True) -> dict[str, list[str]]:
     """``{"male": [...], "female": [...]}``: the gender terms, then the region's names (Table 12),
-    lower-cased, repeats removed (a hyphenated name stays one word: fastText embeds it whole)."""
+    lower-cased, repeats removed (a hyphenated name stays one word: fastText embeds it whole).
+
+    Used in: region-aware/05.
+    """
     validate.choice("terms", terms, TERMS)
     data = _terms()
     if region not in data["names"]:
@@ -88,7 +91,10 @@ def paper_pairs(regions: Sequence[str] | None = None) -> pd.DataFrame:
     """The paper's topic pairs (Table 3) with their Table 12 words and Table 4 effect sizes:
     ``region``, ``rank`` (P1..P5 as 1..5), ``female_topic``, ``male_topic``, ``female_words``,
     ``male_words``, ``pairs`` (``"passing"``: Table 3 lists pairs that met Sec. 4.2's
-    condition), ``paper_reddit``, ``paper_un``."""
+    condition), ``paper_reddit``, ``paper_un``.
+
+    Used in: region-aware/05, region-aware/06.
+    """
     pairs = datafiles.paper_results(CHAPTER)["table3_4_topic_pairs"]
     words = _terms()["topics"]
     rows = [{"region": region, "rank": int(p["pair"][1:]), "female_topic": p["female"],
@@ -105,7 +111,10 @@ def evaluation_vectors(domain: str, *, regions: Sequence[str] | None = None,
                        corpus_options: Mapping | None = None, fasttext: Mapping | None = None,
                        progress: bool = True) -> dict:
     """Region -> fastText vectors trained on that region's documents of an evaluation domain
-    (``corpus_options`` to :func:`.corpora.tokenized`, ``fasttext`` to gensim's ``FastText``)."""
+    (``corpus_options`` to :func:`.corpora.tokenized`, ``fasttext`` to gensim's ``FastText``).
+
+    Used in: region-aware/05.
+    """
     sentences = corpora.tokenized(domain, regions=regions, max_docs=max_docs, seed=seed,
                                   **dict(corpus_options or {}))
     return {region: train.fasttext(docs, seed=seed, **dict(fasttext or {}))
@@ -117,6 +126,8 @@ def pair_test(pair, gender: dict[str, list[str]], roles: str = "gender-targets"
               ) -> wordsets.WeatTest:
     """The WEAT of one topic pair (a row of :func:`paper_pairs`) with ``gender``
     (:func:`gender_words`), its sets in the order ``roles`` gives (module docstring), lower-cased.
+
+    Used in: region-aware/05.
     """
     female, male = pair["female_topic"], pair["male_topic"]
     sides = [(gender["male"], "male words"), (gender["female"], "female words"),
@@ -134,6 +145,8 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
                 oov: str = "subword", **weat_options) -> pd.DataFrame:
     """One WEAT (:func:`pair_test`) per topic pair (rows of ``pairs``: ``region``, ``rank``,
     ``female_topic``, ``male_topic``, ``female_words``, ``male_words``) on its region's vectors.
+
+    Used in: region-aware/05.
 
     Columns: :data:`RESULT_COLUMNS` (``synthesised``: words answered from n-grams only;
     ``oov``: words dropped; ``shared``: words in both a gender list and a topic list, which WEAT
@@ -175,7 +188,10 @@ def weat_by_domain(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, objec
                    **options) -> pd.DataFrame:
     """:func:`region_weat` for every domain of ``vectors`` (domain -> region -> vectors),
     stacked, with ``paper``: the Table 4 value of the domain's column (:data:`PAPER_COLUMN`)
-    where ``pairs`` carries it."""
+    where ``pairs`` carries it.
+
+    Used in: region-aware/05.
+    """
     frames = []
     for domain, by_region in vectors.items():
         frame = region_weat(pairs, by_region, domain=domain, **options)
@@ -187,7 +203,10 @@ def weat_by_domain(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, objec
 
 def subword_summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per (domain, region): pairs, computable pairs, and the mean share of a test's words that
-    fastText had to build from character n-grams (words unseen in that region's text)."""
+    fastText had to build from character n-grams (words unseen in that region's text).
+
+    Used in: region-aware/05.
+    """
     synthesised = results["synthesised"].fillna("").map(lambda s: len(s.split(", ")) if s else 0)
     share = synthesised / (results["n_gender"] + results["n_topic"])
     share = share.mask(results["reason"].str.contains("has no documents of"))  # no vectors
@@ -200,7 +219,10 @@ def subword_summary(results: pd.DataFrame) -> pd.DataFrame:
 def table4(results: pd.DataFrame) -> pd.DataFrame:
     """Table 4's layout: one row per (region, pair), one effect-size column per domain, the
     paper's Reddit and UN columns beside them when the pairs carried them, and the ``pairs``
-    mark where the pairs had one."""
+    mark where the pairs had one.
+
+    Used in: region-aware/05.
+    """
     index = ["region", "rank", "female_topic", "male_topic"]
     index += ["pairs"] if "pairs" in results else []
     wide = results.set_index([*index, "domain"])["effect_size"].unstack("domain")
@@ -218,6 +240,8 @@ def table4(results: pd.DataFrame) -> pd.DataFrame:
 def heatmap_frame(table: pd.DataFrame) -> pd.DataFrame:
     """Rows "region P<rank>: F topic - M topic" (ending " [filled]" for a filled pair),
     columns the effect-size columns of :func:`table4` (ours per domain, then the paper's).
+
+    Used in: region-aware/05.
 
     >>> table = pd.DataFrame({"region": ["Asia", "Asia"], "rank": [1, 2], "pairs": ["passing",
     ...     "filled"], "female_topic": ["A", "B"], "male_topic": ["C", "D"], "ours_un": [0.5, 1]})
@@ -243,6 +267,8 @@ def pair_sets(results: pd.DataFrame, *, by: Sequence[str] = ("domain", "region")
     set the pipeline used): per group of ``by`` and set (column ``pairs``, :data:`PAIR_SETS`),
     ``n_pairs``, ``computable``, ``mean_effect`` and ``positive`` (share of the computable
     effects above 0, the pair's way) over the computable pairs; NaN where a set has none.
+
+    Used in: region-aware/05.
 
     >>> results = pd.DataFrame({"domain": "un", "pairs": ["passing", "filled", "filled"],
     ...                         "effect_size": [0.5, -0.25, float("nan")]})
@@ -288,7 +314,10 @@ def keybert_words(texts: Sequence[str], *, top_n: int = 10, n_candidates: int = 
                   max_length: int = 128) -> list[str]:
     """The ``top_n`` KeyBERT words of a topic's documents: candidates are the ``n_candidates``
     words (alphabetic, English stop words removed) in most documents; KeyBERT ranks them by
-    cosine similarity to the mean embedding of the documents."""
+    cosine similarity to the mean embedding of the documents.
+
+    Used in: region-aware/05.
+    """
     from sklearn.feature_extraction.text import CountVectorizer
 
     texts = validate.word_list("texts", texts)
@@ -312,7 +341,10 @@ def keybert_pairs(pairs: pd.DataFrame, documents: Mapping[str, pd.DataFrame], *,
                   top_n: int = 10, progress: bool = True, **options) -> pd.DataFrame:
     """``pairs`` (with ``female_id`` and ``male_id`` topic ids) with their word lists replaced
     by :func:`keybert_words` of each topic's documents; ``documents`` maps a region to its
-    examples (columns ``text`` and ``topic``). The c-TF-IDF words stay as ``*_ctfidf_words``."""
+    examples (columns ``text`` and ``topic``). The c-TF-IDF words stay as ``*_ctfidf_words``.
+
+    Used in: region-aware/05.
+    """
     out = pairs.copy()
     for side in ("female", "male"):
         out[f"{side}_ctfidf_words"] = out[f"{side}_words"]

@@ -73,7 +73,10 @@ _DISTRIBUTIONS = ("bertopic", "umap-learn", "hdbscan", "scikit-learn", "gensim",
 
 @dataclass(frozen=True)
 class TopicSettings:
-    """Everything that decides the topics of a region (the profile's ``topic_settings``)."""
+    """Everything that decides the topics of a region (the profile's ``topic_settings``).
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06, biasbook plan.
+    """
 
     domain: str = "un-debates"
     regions: tuple[str, ...] | None = None       # None: every region the domain has
@@ -137,6 +140,8 @@ class TopicSettings:
 class RegionTopics:
     """The topics of one region.
 
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+
     ``table``: one row per topic (outliers excluded): ``topic``, ``size``, ``n_female``,
     ``n_male``, ``p_female``, ``p_male``, ``gender`` (F, M or "" for a tie, by the settings'
     ``alignment`` rule), ``gender_by_probability``, ``share_female``, ``gender_by_share``,
@@ -167,6 +172,8 @@ def alignment(topics: Sequence[int], probabilities: Sequence[float], groups: Seq
     ``p_male`` (mean probability of the topic over its F / M examples; 0 for an empty group),
     ``gender_by_probability`` (Sec. 4.1's rule; "" on a tie), ``share_female`` and
     ``gender_by_share`` (F if ``share_female`` exceeds the share of F examples of all of them).
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06, biasbook plan.
 
     >>> t = alignment([0, 0, 0, 1, -1], [0.9, 0.5, 0.4, 1.0, 0.1], ["F", "M", "M", "M", "F"])
     >>> t.drop(columns=["size", "n_male", "share_female"]).values.tolist()
@@ -202,6 +209,8 @@ def alignment(topics: Sequence[int], probabilities: Sequence[float], groups: Seq
 def assigned_probability(assigned: Sequence[int], probabilities) -> np.ndarray:
     """Each example's probability of the topic it is assigned to (0 for an outlier, -1).
 
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+
     ``probabilities`` is BERTopic's: a matrix (examples x topics) when the model has several
     topics, but a vector (each example's probability of its own cluster) when HDBSCAN found only
     one, and nothing useful when it found none.
@@ -235,6 +244,8 @@ def umass(topic_words: Sequence[Sequence[str]], documents: Sequence[Sequence[str
           ) -> list[float]:
     """u_mass coherence of each topic's word list over tokenized ``documents`` (gensim).
 
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+
     Words that no document contains are an error (their coherence is undefined).
 
     >>> docs = [["a", "b"], ["a", "c"], ["b", "c"], ["a", "b", "c"]]
@@ -258,6 +269,8 @@ def umass(topic_words: Sequence[Sequence[str]], documents: Sequence[Sequence[str
 def clean_label(text: str, max_words: int = 10) -> str:
     """A generated label as a short name: first non-empty line, no quotes, markup or ``Label:``.
 
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+
     >>> clean_label('  **Label:** "Football and sports fans."\\nThe topic is about ...')
     'Football and sports fans'
     """
@@ -276,7 +289,10 @@ def _model(name: str) -> models.LanguageModel:
 
 
 def encoder(max_length: int = 128):
-    """The offline all-MiniLM-L6-v2 sentence encoder (embeddings cached per text)."""
+    """The offline all-MiniLM-L6-v2 sentence encoder (embeddings cached per text).
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+    """
     from biasbook.training.classifiers import SentenceEncoder
 
     return SentenceEncoder(_model(ENCODER), max_length=max_length)
@@ -304,7 +320,10 @@ def _label_identity(settings: TopicSettings) -> list | None:
 
 def labelled_documents(settings: TopicSettings) -> pd.DataFrame:
     """Every gendered example of the settings' domain and regions (:func:`gendered.label_documents`
-    over :func:`corpora.documents`); the input of Table 6 and of :func:`region_topics`."""
+    over :func:`corpora.documents`); the input of Table 6 and of :func:`region_topics`.
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+    """
     docs = corpora.documents(settings.domain, regions=settings.regions, years=settings.years)
     return gendered.label_documents(docs, rule=settings.rule)
 
@@ -315,6 +334,8 @@ def region_topics(settings: TopicSettings | Mapping | None = None, *,
     """Region -> :class:`RegionTopics` for ``settings`` (a mapping is read with
     :meth:`TopicSettings.from_mapping`). Every region's result is cached by content: the examples,
     the settings, the encoder's and the labelling model's fingerprints and the library versions.
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
     """
     if not isinstance(settings, TopicSettings):
         settings = TopicSettings.from_mapping(settings)
@@ -331,7 +352,10 @@ def region_topics(settings: TopicSettings | Mapping | None = None, *,
 
 def fit_region(region: str, texts: Sequence[str], groups: Sequence[str],
                settings: TopicSettings, *, cache: bool = True) -> RegionTopics:
-    """The topics of one region's F/M-aligned ``texts`` (``groups``: ``"F"``/``"M"`` each)."""
+    """The topics of one region's F/M-aligned ``texts`` (``groups``: ``"F"``/``"M"`` each).
+
+    Used in: region-aware/03, region-aware/04, region-aware/05, region-aware/06.
+    """
     texts = validate.word_list(f"examples of {region}", texts)
     groups = validate.word_list(f"groups of {region}", groups)
     if len(texts) != len(groups):
@@ -441,7 +465,10 @@ def _llm_labels(model, texts: list[str], assigned: np.ndarray, table: pd.DataFra
 
 def topic_table(fits: Mapping[str, RegionTopics], *, top: int | None = 5) -> pd.DataFrame:
     """Tables 2 (``top=5``) and 8 (``top=None``): per region and gender the most coherent topics
-    with their name, top words, coherence, alignment probabilities and size."""
+    with their name, top words, coherence, alignment probabilities and size.
+
+    Used in: region-aware/03.
+    """
     rows = []
     for region, fit in fits.items():
         for gender in gendered.GROUPS:
@@ -457,7 +484,10 @@ def topic_table(fits: Mapping[str, RegionTopics], *, top: int | None = 5) -> pd.
 
 def summary(fits: Mapping[str, RegionTopics]) -> pd.DataFrame:
     """Per region: examples, ``min_topic_size``, topics, outliers, F and M topics, and how often
-    the paper's probability rule and the share rule agree on a topic's gender."""
+    the paper's probability rule and the share rule agree on a topic's gender.
+
+    Used in: region-aware/03.
+    """
     rows = []
     for region, fit in fits.items():
         t = fit.table

@@ -81,6 +81,9 @@ def fmt(value, low=None, high=None, digits: int = 2) -> str:
     """``value [low, high]`` as the tables print it; the value alone without an interval and
     ``—`` without a value.
 
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+
     >>> fmt(0.5, 0.25, 0.75), fmt(0.5, float("nan"), float("nan")), fmt(float("nan"))
     ('0.50 [0.25, 0.75]', '0.50', '—')
     """
@@ -94,7 +97,11 @@ def fmt(value, low=None, high=None, digits: int = 2) -> str:
 def with_text(frame: pd.DataFrame, *, column: str = "ours", prefix: str = "",
               digits: int = 2) -> pd.DataFrame:
     """``frame`` with a column of :func:`fmt` text from ``value``, ``ci_low``, ``ci_high``
-    (``prefix`` for the columns of a second statistic, e.g. ``"pearson "``)."""
+    (``prefix`` for the columns of a second statistic, e.g. ``"pearson "``).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
+        region-aware/06.
+    """
     value = frame[f"{prefix}value"] if f"{prefix}value" in frame else frame["value"]
     missing = pd.Series(np.nan, index=frame.index)
     low, high = (frame.get(f"{prefix}{k}", missing) for k in ("ci_low", "ci_high"))
@@ -105,6 +112,8 @@ def with_text(frame: pd.DataFrame, *, column: str = "ours", prefix: str = "",
 def not_comparable(domain: str) -> str:
     """Why a number computed on ``domain`` does not measure the paper's GeoWAC quantity, or
     ``""`` where it does (the ``paper`` profile's GeoWAC).
+
+    Used in: region-aware/01, region-aware/02, region-aware/03.
 
     >>> not_comparable("geowac"), not_comparable("tweets")
     ('', 'not comparable: city tweets, not GeoWAC')
@@ -117,6 +126,8 @@ def not_comparable(domain: str) -> str:
 def table4_comparability(domain: str) -> str:
     """Table 4 has a UN column (the paper's second evaluation corpus, which ours samples too) and
     a Reddit one (not public; city tweets stand in): ``""`` where the corpus is the paper's.
+
+    Used in: region-aware/05.
 
     >>> table4_comparability("un-debates"), table4_comparability("tweets")
     ('', "not comparable: city tweets stand in for the paper's Reddit")
@@ -134,6 +145,8 @@ def paper_check(frame: pd.DataFrame, paper: str, reason: str | Sequence[str] = "
     ``paper``), ``"no paper value"``, ``reason`` (one for all rows or one per row) where the
     quantities are not comparable, ``"not computable here"`` where ours (``value``) is missing,
     or ``"no interval"``.
+
+    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/05.
 
     >>> f = pd.DataFrame({"p": [0.5, 2.0, None, 1.0], "value": [0.4, 0.4, 0.4, None],
     ...                   "ci_low": [0.0, 0.0, 0.0, None], "ci_high": [1.0, 1.0, 1.0, None]})
@@ -189,7 +202,10 @@ def _check(got: float, want: float, where: str) -> None:
 
 def effect_sizes(scores: np.ndarray, n_x: int, ddof: int = 1) -> np.ndarray:
     """WEAT's effect size along the last axis of per-word associations: the first ``n_x`` are the
-    X words, the rest the Y words, the spread is over all of them (``ddof=1``: Caliskan's)."""
+    X words, the rest the Y words, the spread is over all of them (``ddof=1``: Caliskan's).
+
+    Used in: region-aware/02, region-aware/05.
+    """
     s = np.asarray(scores, dtype=float)
     return (s[..., :n_x].mean(axis=-1) - s[..., n_x:].mean(axis=-1)) / s.std(axis=-1, ddof=ddof)
 
@@ -200,6 +216,8 @@ def weat_words(vocabulary, sets: Mapping[str, Sequence[str]], *, min_coverage: f
     have ``vocabulary``: those present, the longer of X and Y cut to the shorter one's size by
     dropping its last words; ``None`` where WEAT reports the test as not computable (a set below
     ``min_coverage``, or a word in both X and Y).
+
+    Used in: region-aware/02, region-aware/05.
 
     >>> weat_words({"a", "b", "c", "p", "q"}, {"x": ["a", "b"], "y": ["c", "d"],
     ...                                        "a": ["p"], "b": ["q"]})
@@ -215,7 +233,10 @@ def weat_words(vocabulary, sets: Mapping[str, Sequence[str]], *, min_coverage: f
 
 
 def associations(kv, words: Mapping[str, list[str]]) -> np.ndarray:
-    """s(w, A, B) of the X words, then the Y words, as WEAT computes them (float64)."""
+    """s(w, A, B) of the X words, then the Y words, as WEAT computes them (float64).
+
+    Used in: region-aware/02, region-aware/05.
+    """
     vec = {s: np.asarray(kv[words[s]], dtype=np.float64) for s in weat.SETS}
     return weat.associations(np.vstack([vec["x"], vec["y"]]), vec["a"], vec["b"])
 
@@ -226,7 +247,10 @@ def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = LEV
     """Stratified bootstrap interval of ``statistic(idx)``, ``idx`` the word positions of one
     resample (X positions ``0..n_x-1``, then Y positions shifted by ``n_x``): X and Y resampled
     apart (:func:`biasbook.stats.interval`, ``paired=False``). BCa (the default) where it is
-    defined, else the percentile interval (``ci_method`` says which)."""
+    defined, else the percentile interval (``ci_method`` says which).
+
+    Used in: region-aware/02, region-aware/05.
+    """
     def on_indices(ix, iy, axis=-1):
         return statistic(np.concatenate([np.asarray(ix, dtype=np.intp),
                                          np.asarray(iy, dtype=np.intp) + n_x], axis=-1))
@@ -245,7 +269,10 @@ def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = LEV
 def effect_interval(assoc: np.ndarray, n_x: int, *, ddof: int = 1, level: float = LEVEL,
                     n_resamples: int = 1999, seed: int = 0) -> stats.Interval:
     """The effect size of per-word associations ``assoc`` (X first) with its interval over the
-    target words (:func:`word_interval`)."""
+    target words (:func:`word_interval`).
+
+    Used in: region-aware/02, region-aware/05.
+    """
     assoc = np.asarray(assoc, dtype=float)
     return word_interval(lambda idx: effect_sizes(assoc[idx], n_x, ddof), n_x, len(assoc) - n_x,
                          level=level, n_resamples=n_resamples, seed=seed)
@@ -257,7 +284,10 @@ def weat_difference(first: np.ndarray, second: np.ndarray, n_x: int, *, ddof: in
     """``d(first) - d(second)`` for the same target words' associations in two vector spaces:
     the interval over the target words (both resampled alike) and the two-sided permutation p
     that swaps each word's two associations (exact when ``2**n <= n_permutations``).
-    Returns ``(interval, p, exact)``."""
+    Returns ``(interval, p, exact)``.
+
+    Used in: region-aware/02.
+    """
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     n = len(first)
     both = np.concatenate([first, second])
@@ -285,7 +315,10 @@ def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFr
                    n_resamples: int = 1999, seed: int = 0) -> pd.DataFrame:
     """Notebook 02: ``table`` (:func:`.weat_across_regions.weat_by_domain`) with each computable
     effect size's interval over the target words (record columns; the estimate is the table's) and
-    ``paper_check`` against Table 7, which is GeoWAC's (:func:`not_comparable`)."""
+    ``paper_check`` against Table 7, which is GeoWAC's (:func:`not_comparable`).
+
+    Used in: region-aware/02.
+    """
     rows = []
     for r in table[table["computable"].astype(bool)].itertuples():
         kv = vectors[r.domain][r.region]
@@ -316,7 +349,10 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
     the words both vocabularies have (:func:`weat_difference`: ``group`` minus ``versus``), with
     Holm's correction over the whole family (:func:`holm_family`). ``words``: the target words
     compared (``|X| + |Y|``); a pair of cells whose shared words WEAT's rule refuses is a row
-    with its ``reason`` and no test (different word lists are no paired comparison)."""
+    with its ``reason`` and no test (different word lists are no paired comparison).
+
+    Used in: region-aware/02.
+    """
     rows = []
     ok = table[table["computable"].astype(bool)]
     for test, part in ok.groupby("test", sort=False):
@@ -348,6 +384,8 @@ def sentence(row, what: str = "") -> str:
     """One comparison as the notebooks print it, the verdict computed by :func:`holm_family`:
     ``"<what>: <group> - <versus> = +0.52 [0.10, 0.90], Holm p = 0.012: <group> higher"``.
 
+    Used in: region-aware/02, region-aware/06.
+
     >>> row = pd.Series({"group": "Asia", "versus": "Europe", "value": -0.3, "ci_low": -0.5,
     ...                  "ci_high": -0.1, "p_holm": 0.01, "holds": True, "verdict": "lower"})
     >>> sentence(row, "tweets")
@@ -367,6 +405,8 @@ def holm_family(frame: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
     Holm's ``p_holm`` over all its tested rows (a NaN p is a row without a test), ``holds``
     (corrected p at most ``alpha`` *and* the interval excludes 0) and ``verdict`` (``higher``,
     ``lower`` or why not).
+
+    Used in: region-aware/02, region-aware/06.
 
     >>> f = pd.DataFrame({"value": [0.5, 0.4, -0.3], "ci_low": [0.2, -0.1, -0.5],
     ...                   "ci_high": [0.8, 0.9, -0.1], "p_value": [0.001, 0.002, 0.04]})

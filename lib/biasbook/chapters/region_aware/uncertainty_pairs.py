@@ -35,7 +35,10 @@ from biasbook.embeddings.vectors import oov_report
 @dataclass(frozen=True)
 class PairScores:
     """One region-aware test's per-word associations: the target words (X, then Y), how many are
-    X, and s(w, A, B) of each on the vectors the test used."""
+    X, and s(w, A, B) of each on the vectors the test used.
+
+    Used in: region-aware/05.
+    """
 
     targets: tuple[str, ...]
     n_x: int
@@ -50,7 +53,10 @@ def pair_scores(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]]
     ``pairs`` on ``vectors``), keyed ``(domain, region, rank)``, the associations of the words its
     WEAT used, on the same vectors (fastText's n-gram vectors where ``oov="subword"``); each must
     give the row's effect size. Extra keywords (``n_samples``, ``seed``) are ignored, so the
-    notebook's WEAT options can be passed whole."""
+    notebook's WEAT options can be passed whole.
+
+    Used in: region-aware/05.
+    """
     from biasbook.chapters.region_aware import topic_pair_weat
 
     by_pair = pairs.set_index(["region", "rank"])
@@ -77,7 +83,10 @@ def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores],
                         seed: int = 0) -> pd.DataFrame:
     """Notebook 05: ``frame`` (:func:`.topic_pair_weat.weat_by_domain`) with each computable effect
     size's interval over the target words (``scores``: :func:`pair_scores`) and
-    ``paper_check`` against Table 4 (:func:`table4_comparability`)."""
+    ``paper_check`` against Table 4 (:func:`table4_comparability`).
+
+    Used in: region-aware/05.
+    """
     rows = []
     for (domain, region, rank), sc in scores.items():
         ci = effect_interval(sc.assoc, sc.n_x, ddof=ddof, level=level, n_resamples=n_resamples,
@@ -94,7 +103,10 @@ def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores],
 
 def table4_intervals(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 4's layout from :func:`pair_weat_intervals`: one row per pair, per domain our effect
-    size as ``value [low, high]``, the paper's number for that domain and ``paper_check``."""
+    size as ``value [low, high]``, the paper's number for that domain and ``paper_check``.
+
+    Used in: region-aware/05.
+    """
     from biasbook.chapters.region_aware import corpora
 
     index = ["region", "rank", "female_topic", "male_topic", *(["pairs"] if "pairs" in frame
@@ -117,7 +129,10 @@ def pair_set_intervals(results: pd.DataFrame, sets: pd.DataFrame,
     of a region share their gender words, so resampling the pairs alone would miss the largest
     common source of noise. Pairs and X and Y words are resampled independently (a crossed
     bootstrap, :func:`biasbook.stats.interval` with three samples and ``paired=False``). Sets of
-    fewer than :data:`MIN_UNITS` pairs get no interval."""
+    fewer than :data:`MIN_UNITS` pairs get no interval.
+
+    Used in: region-aware/05.
+    """
     from biasbook.chapters.region_aware import topic_pair_weat
 
     rows = []
@@ -148,7 +163,10 @@ def _sizes(chosen: Sequence[PairScores]) -> tuple[int, int, int]:
 def pairs_and_words_mean(chosen: Sequence[PairScores], ddof: int = 1) -> Callable:
     """``statistic(ix, iy, ip, axis=-1)``: the mean effect size over the pairs at positions
     ``ip`` of ``chosen`` on the X words ``ix`` and Y words ``iy`` (one resample: the same words
-    in every pair). The tests must share their target words, as a region's pairs do."""
+    in every pair). The tests must share their target words, as a region's pairs do.
+
+    Used in: region-aware/05.
+    """
     if len({c.targets for c in chosen}) != 1:
         raise ValueError("the pairs' tests use different target words: a crossed bootstrap "
                          "needs the same words in every pair")
@@ -179,6 +197,8 @@ def chance_agreement(ours: np.ndarray, theirs: np.ndarray) -> float:
     of each are positive: ``p q + (1 - p)(1 - q)``. Not 0.5 when both lean one way (most of
     Table 4 is positive).
 
+    Used in: region-aware/05.
+
     >>> chance_agreement(np.array([1, 1, 1, -1]), np.array([1, 1, -1, -1]))
     0.5
     >>> round(chance_agreement(np.array([1, 1, 1, -1]), np.array([1, 1, 1, 1])), 2)
@@ -199,7 +219,10 @@ def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
     ``pairings``), so "chance" keeps how many of each list are positive (``chance``, by
     :func:`chance_agreement`, is the agreement it expects, not 0.5). Holm runs over all four
     tests; a statistic ``holds`` when its corrected p is at most ``alpha`` and its interval
-    excludes chance (``chance`` for the sign, 0 for the correlation)."""
+    excludes chance (``chance`` for the sign, 0 for the correlation).
+
+    Used in: region-aware/05.
+    """
     rows = []
     for domain, g in results.dropna(subset=["effect_size", "paper"]).groupby("domain", sort=False):
         ours, theirs = g["effect_size"].to_numpy(float), g["paper"].to_numpy(float)
@@ -236,7 +259,10 @@ def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
 
 
 def agreement_sentences(agree: pd.DataFrame) -> list[str]:
-    """:func:`agreement_intervals`' verdicts as the notebook prints them, one line per corpus."""
+    """:func:`agreement_intervals`' verdicts as the notebook prints them, one line per corpus.
+
+    Used in: region-aware/05.
+    """
     return [f"{a['domain']} ({a['pairs']} pairs): share with Table 4's sign {a['same sign']} "
             f"(chance {a['chance']:.2f}, Holm p = {a['p_holm']:.3f}): {a['verdict']}; "
             f"Pearson r = {a['pearson']} (Holm p = {a['pearson p_holm']:.3f}): "

@@ -30,7 +30,10 @@ def topic_counts(table: pd.DataFrame, *, numerator: str = "mismatch") -> tuple[n
     """Per topic of ``table`` (one model's :func:`.personas.personas` rows of one group) and run:
     ``(counts, topics)``, ``counts`` of shape (topics, runs, 2) holding the numerator (a mismatch,
     or an F persona for ``numerator="female"``) and the readable personas, only for topics with a
-    readable persona in some run."""
+    readable persona in some run.
+
+    Used in: region-aware/06.
+    """
     validate.choice("numerator", numerator, ("mismatch", "female"))
     readable = (table["persona_gender"].fillna("") != "").astype(float)
     hit = (table["mismatch"].eq(True) if numerator == "mismatch"
@@ -49,7 +52,10 @@ def topic_counts(table: pd.DataFrame, *, numerator: str = "mismatch") -> tuple[n
 def run_mean_ratio(counts: np.ndarray) -> Callable:
     """``statistic(idx, axis=-1)``: the mean over runs of (numerators / readable personas) of the
     topics at positions ``idx`` of ``counts`` (:func:`topic_counts`); a run without a readable
-    persona is skipped, as :func:`.personas.mismatch_summary`'s mean skips NaN."""
+    persona is skipped, as :func:`.personas.mismatch_summary`'s mean skips NaN.
+
+    Used in: region-aware/06.
+    """
     counts = np.asarray(counts, dtype=float)
 
     def statistic(idx, axis=-1):
@@ -65,7 +71,10 @@ def run_mean_ratio(counts: np.ndarray) -> Callable:
 def ratio_interval(counts: np.ndarray, *, level: float = LEVEL, n_resamples: int = 1999,
                    seed: int = 0) -> stats.Interval | None:
     """:func:`run_mean_ratio` with its percentile interval over the topics (each with all its
-    runs); ``None`` below :data:`MIN_UNITS` topics."""
+    runs); ``None`` below :data:`MIN_UNITS` topics.
+
+    Used in: region-aware/06.
+    """
     if len(counts) < MIN_UNITS:
         return None
     return stats.interval(np.arange(len(counts), dtype=float), run_mean_ratio(counts),
@@ -79,7 +88,10 @@ def ratio_difference(first: np.ndarray, second: np.ndarray, *, level: float = LE
     """The rate of ``first``'s topics minus ``second``'s (:func:`topic_counts` arrays of
     different topics): the interval resamples each group's topics apart
     (:func:`biasbook.stats.interval`, ``paired=False``), the two-sided p re-deals the topics
-    between the groups (``scipy.stats.permutation_test``, independent samples)."""
+    between the groups (``scipy.stats.permutation_test``, independent samples).
+
+    Used in: region-aware/06.
+    """
     both = np.concatenate([first, second])
     rate = run_mean_ratio(both)
 
@@ -101,7 +113,10 @@ def persona_intervals(table: pd.DataFrame, summary: pd.DataFrame, *,
                       n_resamples: int = 1999, seed: int = 0) -> pd.DataFrame:
     """Notebook 06: ``summary`` (:func:`.personas.mismatch_summary`) with each mismatch rate's
     interval over its topics, all runs of a topic together (:func:`ratio_interval`). Fig. 5
-    prints no numbers, so there is no paper check."""
+    prints no numbers, so there is no paper check.
+
+    Used in: region-aware/06.
+    """
     keys = [*by, "model", "region"]
     rows = []
     for r in summary.itertuples(index=False):
@@ -125,6 +140,8 @@ def persona_differences(table: pd.DataFrame, *, by: Sequence[str] = ("source", "
     (``comparison="female share"``: does the topic's gender move the persona's?), each side
     with at least :data:`MIN_UNITS` topics with a readable persona; Holm over the family
     (:func:`holm_family`).
+
+    Used in: region-aware/06.
     """
     rows = []
     for group, part in table.groupby([*by, "model"], sort=False):

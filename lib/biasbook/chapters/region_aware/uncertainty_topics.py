@@ -25,7 +25,10 @@ from biasbook.chapters.region_aware.uncertainty import (
 def share_interval(k: int, n: int, *, level: float = LEVEL, n_resamples: int = 1999,
                    seed: int = 0, unit: str = "documents") -> stats.Interval | None:
     """The share ``k / n`` with its percentile interval over the ``n`` documents (``k`` of them
-    count); ``None`` for fewer than two."""
+    count); ``None`` for fewer than two.
+
+    Used in: region-aware/01.
+    """
     if n < 2:
         return None
     items = np.zeros(n)
@@ -37,7 +40,10 @@ def share_interval(k: int, n: int, *, level: float = LEVEL, n_resamples: int = 1
 def female_share_intervals(fm: pd.DataFrame, *, level: float = LEVEL, n_resamples: int = 1999,
                            seed: int = 0) -> pd.DataFrame:
     """Notebook 01: Table 6 (:func:`.tables.fm_table`) with the female share's interval over the
-    aligned documents and ``paper_check`` (Table 6 counts GeoWAC's examples)."""
+    aligned documents and ``paper_check`` (Table 6 counts GeoWAC's examples).
+
+    Used in: region-aware/01.
+    """
     rows = [_row(share_interval(int(f), int(f + m), level=level, n_resamples=n_resamples,
                                 seed=seed), share)
             for f, m, share in zip(fm["female"], fm["male"], fm["female_share"], strict=True)]
@@ -62,7 +68,10 @@ def topic_share_statistic(documents: pd.DataFrame, topic_ids: Sequence[int], *,
     ``documents``: ``topic``, ``group``, ``probability``). Each topic's gender is recomputed as
     :func:`.topics.alignment` does (``rule="probability"``: :math:`p_{Ft}` against
     :math:`p_{Mt}`, 0 for an empty group; ``"share"``: the topic's F share against the
-    resample's); a topic left without examples is neither."""
+    resample's); a topic left without examples is neither.
+
+    Used in: region-aware/03.
+    """
     validate.choice("rule", rule, ("probability", "share"))
     topic = documents["topic"].to_numpy()
     female = (documents["group"] == "F").to_numpy(dtype=float)
@@ -94,7 +103,10 @@ def female_topic_share_intervals(fits: Mapping[str, object], summary: pd.DataFra
                                  ) -> pd.DataFrame:
     """Notebook 03: ``summary`` (:func:`.topics.summary` with ``female_topic_share`` and
     ``paper_female_topic_share``) with each region's share's percentile interval over its
-    documents, the topics fixed (:func:`topic_share_statistic`), and ``paper_check``."""
+    documents, the topics fixed (:func:`topic_share_statistic`), and ``paper_check``.
+
+    Used in: region-aware/03.
+    """
     rows = []
     for r in summary.itertuples():
         fit = fits[r.region]
@@ -125,7 +137,10 @@ def pair_count_intervals(fits: Mapping[str, object], counts: pd.DataFrame, *,
     topic; a topic's embedding is their mean, as in :func:`.pairing.topic_vectors`). The
     candidates stay fixed. Extra keywords (``n_pairs``) are ignored, so the profile's
     ``pair_settings`` can be passed whole. (The smallest distance gets no interval: the bootstrap
-    of a minimum is unreliable.)"""
+    of a minimum is unreliable.)
+
+    Used in: region-aware/04.
+    """
     from biasbook.chapters.region_aware import pairing, topics
 
     validate.choice("condition", condition, pairing.CONDITIONS)

@@ -31,7 +31,10 @@ CHAPTER = "region-aware"
 
 
 def caliskan_tests() -> dict[str, wordsets.WeatTest]:
-    """Caliskan et al.'s ten tests, lower-cased (the corpora and their vectors are)."""
+    """Caliskan et al.'s ten tests, lower-cased (the corpora and their vectors are).
+
+    Used in: region-aware/02.
+    """
     return wordsets.load("caliskan", lowercase=True)
 
 
@@ -40,6 +43,8 @@ def region_vectors(domain: str, *, regions: Sequence[str] | None = None,
                    corpus_options: Mapping | None = None, word2vec: Mapping | None = None,
                    progress: bool = True) -> dict:
     """Region -> word2vec ``KeyedVectors`` trained on that region's documents of ``domain``.
+
+    Used in: region-aware/02.
 
     ``corpus_options`` go to :func:`.corpora.tokenized` (``per_region``, ``years``, ...),
     ``word2vec`` to :func:`biasbook.embeddings.train.word2vec` (gensim's parameters); ``seed``
@@ -62,6 +67,8 @@ def weat_table(vectors: Mapping[str, object], *, domain: str = "",
     """One row per (region, test): ours (effect size, p-value, words kept, OOV words,
     computability) and, where Table 7 has the test, the paper's region-specific numbers
     (``paper_effect_size``, ``paper_p_value``) and the original GloVe ones (``caliskan_*``).
+
+    Used in: region-aware/02.
 
     ``weat_options`` go to :func:`biasbook.metrics.weat.weat` (``ddof``, ``n_samples``, ``seed``).
     """
@@ -86,7 +93,10 @@ def table7(table: pd.DataFrame) -> pd.DataFrame:
     """Table 7's layout: one row per (test, region) with ours beside the paper's, tests in the
     paper's order first, then the two it does not report (NaN paper columns); with the interval
     columns of :func:`.uncertainty.weat_intervals` (``ours``: ``value [low, high]``,
-    ``paper_check``) where ``table`` has them."""
+    ``paper_check``) where ``table`` has them.
+
+    Used in: region-aware/02.
+    """
     order = list(_paper_table7()) + [t for t in caliskan_tests() if t not in _paper_table7()]
     regions = [r for r in corpora.REGIONS if r in set(table["region"])]
     frame = table.assign(test=pd.Categorical(table["test"], order, ordered=True),
@@ -99,7 +109,10 @@ def table7(table: pd.DataFrame) -> pd.DataFrame:
 
 def effect_matrix(table: pd.DataFrame, *, value: str = "effect_size") -> pd.DataFrame:
     """Test x (domain, region) matrix of one column (for a heat map or Table 1's layout); tests in
-    Table 7's order, then those the paper does not report."""
+    Table 7's order, then those the paper does not report.
+
+    Used in: region-aware/02.
+    """
     frame = table.assign(column=table["domain"] + " / " + table["region"])
     wide = frame.pivot(index="test", columns="column", values=value)
     tests = list(table["test"].drop_duplicates())
@@ -109,7 +122,10 @@ def effect_matrix(table: pd.DataFrame, *, value: str = "effect_size") -> pd.Data
 
 
 def oov_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The words each (domain, region) lacked, per test and set (only rows with some)."""
+    """The words each (domain, region) lacked, per test and set (only rows with some).
+
+    Used in: region-aware/02.
+    """
     rows = table.loc[table["n_oov"] > 0, ["domain", "region", "test", "n_oov", "oov",
                                           "computable"]]
     return rows.reset_index(drop=True)
@@ -117,20 +133,28 @@ def oov_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def weat_by_domain(vectors: Mapping[str, Mapping[str, object]], **options) -> pd.DataFrame:
     """:func:`weat_table` for every domain of ``vectors`` (domain -> region -> vectors), stacked.
+
+    Used in: region-aware/02.
     """
     return pd.concat([weat_table(by_region, domain=domain, **options)
                       for domain, by_region in vectors.items()], ignore_index=True)
 
 
 def paper_matrix() -> pd.DataFrame:
-    """Table 7's effect sizes as a test x region matrix (the paper's tests, in its order)."""
+    """Table 7's effect sizes as a test x region matrix (the paper's tests, in its order).
+
+    Used in: region-aware/02.
+    """
     data = _paper_table7()
     return pd.DataFrame({test: {r: v[r]["effect_size"] for r in corpora.REGIONS}
                          for test, v in data.items()}).T
 
 
 def computable_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (domain, region): tests run, tests computable, and the median share of OOV words."""
+    """Per (domain, region): tests run, tests computable, and the median share of OOV words.
+
+    Used in: region-aware/02.
+    """
     sizes = {name: sum(len(getattr(t, s)) for s in "xyab") for name, t in caliskan_tests().items()}
     oov_share = table["n_oov"] / table["test"].map(sizes)
     return (table.assign(oov_share=oov_share).groupby(["domain", "region"], sort=False)

@@ -12,7 +12,10 @@ import pandas as pd
 
 
 def project(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
-    """Two PCA coordinates per row (sklearn; the sign of each axis is sklearn's convention)."""
+    """Two PCA coordinates per row (sklearn; the sign of each axis is sklearn's convention).
+
+    Used in: region-aware/03.
+    """
     from sklearn.decomposition import PCA
 
     return PCA(n_components=2, random_state=seed).fit_transform(np.asarray(vectors, float))
@@ -21,7 +24,10 @@ def project(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
 def points(fit, *, top_words: int = 10, embed=None) -> pd.DataFrame:
     """One row per (topic, word) of ``fit`` (a ``topics.RegionTopics``): ``topic``, ``name``,
     ``gender``, ``word``, ``x``, ``y``. ``embed`` maps a word list to vectors (default: the
-    chapter's encoder)."""
+    chapter's encoder).
+
+    Used in: region-aware/03.
+    """
     rows = [(t["topic"], t["name"], t["gender"], w) for _, t in fit.table.iterrows()
             for w in list(t["words"])[:top_words]]
     frame = pd.DataFrame(rows, columns=["topic", "name", "gender", "word"])

@@ -44,6 +44,8 @@ def kendall(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """Kendall's tau-b of two paired samples and its two-sided p-value
     (``scipy.stats.kendalltau``; exact for small samples without ties).
 
+    Used in: book/trust.
+
     >>> round(kendall([1, 2, 2, 3], [1, 2, 3, 4])[0], 6)  # x ties once: 5 / sqrt(5 * 6)
     0.912871
     """
@@ -64,7 +66,10 @@ def kendall_interval(x: Sequence[float], y: Sequence[float], *, level: float = 0
     """tau-b with its percentile bootstrap interval over the models (a model's two values stay
     together; :func:`biasbook.stats.interval`). With six to eight models the interval is wide:
     a resample repeats some models and leaves others out, and tau moves in steps of
-    ``2 / (n (n - 1))`` of the pairs."""
+    ``2 / (n (n - 1))`` of the pairs.
+
+    Used in: book/trust.
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ci = stats.interval((x, y), _tau, level=level, method="percentile",
                         n_resamples=n_resamples, seed=seed, unit="models", vectorized=False)
@@ -77,7 +82,10 @@ def item_replicates(measured_models: Sequence[Measured], spec: Spec, *, n_replic
     """Each metric recomputed ``n_replicates`` times with its items resampled: ``[replicate,
     model]`` per metric. The items (descriptors, cells, target names, situations) are the same
     for every model, so each replicate draws them once for all models. A replicate keeps the
-    models; only the measurement moves."""
+    models; only the measurement moves.
+
+    Used in: book/trust.
+    """
     rng = np.random.default_rng(seed)
     n_models = len(measured_models)
     out = {m: np.full((n_replicates, n_models), np.nan) for m in METRICS}
@@ -114,7 +122,10 @@ def agreement(values: pd.DataFrame, replicates: Mapping[str, np.ndarray] | None 
     models where either is undefined left out): ``tau`` (tau-b), ``p`` (scipy's), the
     interval over the models (``ci_low``, ``ci_high``) and, with ``replicates``
     (:func:`item_replicates`), the percentile interval of tau over the metrics' item resamples
-    (``items_low``, ``items_high``)."""
+    (``items_low``, ``items_high``).
+
+    Used in: book/trust.
+    """
     rows = []
     for a, b in _pairs(list(values.columns)):
         both = values[[a, b]].dropna()
@@ -139,6 +150,8 @@ def agreement(values: pd.DataFrame, replicates: Mapping[str, np.ndarray] | None 
 
 def tau_step(n_models: int) -> float:
     """The smallest change of tau (no ties): one pair of ``n_models`` models swapped.
+
+    Used in: book/trust.
 
     >>> round(tau_step(7), 4)
     0.0952

@@ -47,6 +47,8 @@ SITUATIONS = ("{} walked into the office and", "{} came home from work and",
 def gendered_prompts(situations: Sequence[str] = SITUATIONS) -> tuple[str, ...]:
     """Each situation with "he" and with "she" as its subject, capitalised at the start.
 
+    Used in: book/trust.
+
     >>> gendered_prompts(["{} came home and", "At noon, {} left"])
     ('He came home and', 'She came home and', 'At noon, he left', 'At noon, she left')
     """
@@ -63,7 +65,10 @@ ANALYSIS_ONLY = ("prompts_per_situation", "gender_pairs", "window")
 
 @dataclass(frozen=True)
 class Spec:
-    """What :func:`measure` asks every model (the page's small grids)."""
+    """What :func:`measure` asks every model (the page's small grids).
+
+    Used in: book/trust.
+    """
 
     herb_countries: tuple[str, ...]
     herb_cities_per_country: int = 0
@@ -97,7 +102,10 @@ class Spec:
 def spec_for(recipes_from: str = "book", **changes) -> Spec:
     """The page's :class:`Spec` with HERB notebook 05's regions of profile ``recipes_from``
     (so that the toxic runs are evaluated on the regions they trained on), then ``changes``
-    (lists become tuples)."""
+    (lists become tuples).
+
+    Used in: book/trust.
+    """
     toxic_params = profiles.notebook_params("herb", recipes_from, "05-toxic-training")
     values = {"herb_countries": tuple(toxic_params["countries"]),
               "herb_cities_per_country": toxic_params["cities_per_country"] or 0}
@@ -111,7 +119,10 @@ def generate_texts(lm: LanguageModel, prompts: Sequence[str], *, max_new_tokens:
     """``samples`` sampled continuations of each prompt (pure sampling at ``temperature``: no
     top-k or top-p), prompts in one left-padded batch after ``transformers.set_seed(seed)``;
     the prompt is read as the scoring engine reads text (``lm.prefix_ids``, e.g. BOS, first).
-    Only the continuations are returned, without special tokens."""
+    Only the continuations are returned, without special tokens.
+
+    Used in: book/trust.
+    """
     from transformers import set_seed
 
     if lm.kind != "causal":
@@ -135,7 +146,10 @@ def measure(lm: LanguageModel, spec: Spec, *, progress: bool | None = None
     """What every metric needs of ``lm``, as arrays: ``herb`` (f(S), [region, descriptor]),
     ``cb_target`` and ``cb_prior`` (log p, [template, attribute, target]), ``probe`` (log p,
     [attribute, target], A then B, X then Y) and ``texts`` (one generated text per prompt and
-    sample). The sentence and slot scores come from the scoring engine's cache where present."""
+    sample). The sentence and slot scores come from the scoring engine's cache where present.
+
+    Used in: book/trust.
+    """
     from biasbook.chapters.ethnic_bias.pipeline import cb_scores
 
     table = spec.region_table()
@@ -156,12 +170,19 @@ def measure(lm: LanguageModel, spec: Spec, *, progress: bool | None = None
 
 
 def bundle_key(fingerprint: str, tokenizer_key: str, spec: Spec) -> str:
+    """The cache key of one model's measurements under ``spec``.
+
+    Used in: book/trust.
+    """
     return store.content_key("trust", VERSION, fingerprint, tokenizer_key, spec.key())
 
 
 def measured(lm: LanguageModel, spec: Spec, *, progress: bool | None = None,
              cache: bool = True) -> dict[str, np.ndarray]:
-    """:func:`measure`, cached by the model's fingerprint and ``spec``."""
+    """:func:`measure`, cached by the model's fingerprint and ``spec``.
+
+    Used in: book/trust.
+    """
     return store.cached_arrays("trust", bundle_key(lm.fingerprint, lm.tokenizer_key, spec),
                                lambda: measure(lm, spec, progress=progress), cache=cache)
 
@@ -171,7 +192,10 @@ class _NotStored(LookupError):
 
 
 def stored(fingerprint: str, tokenizer_key: str, spec: Spec) -> dict[str, np.ndarray] | None:
-    """A model's cached :func:`measure` by its fingerprint, or None (never measured)."""
+    """A model's cached :func:`measure` by its fingerprint, or None (never measured).
+
+    Used in: book/trust.
+    """
     def missing() -> dict:
         raise _NotStored
     try:

@@ -52,35 +52,43 @@ METRICS = ("HERB C_w", "CB (en)", "probe d", "generated-text μ")
 
 
 def herb_items(bundle: Mapping[str, np.ndarray], spec: Spec) -> tuple[object, np.ndarray]:
-    """(the region tree, the f(S) matrix): C_w's inputs; its items are the descriptor columns."""
+    """(the region tree, the f(S) matrix): C_w's inputs; its items are the descriptor columns.
+
+    Used in: book/trust.
+    """
     return regions.region_tree(spec.region_table()), np.asarray(bundle["herb"])
 
 
 def cb_cells(bundle: Mapping[str, np.ndarray]) -> np.ndarray:
     """``Var_n log P'`` per template x attribute cell (CB is their mean; the prior of the whole
-    attribute list is kept when cells are resampled, as in the ethnic-bias chapter)."""
+    attribute list is kept when cells are resampled, as in the ethnic-bias chapter).
+
+    Used in: book/trust.
+    """
     norm = cb_metric.normalized_log_probability(bundle["cb_target"], bundle["cb_prior"])
     return cb_metric.target_variances(norm, ddof=1).ravel()
 
 
 def probe_associations(bundle: Mapping[str, np.ndarray], spec: Spec) -> tuple[np.ndarray, int]:
-    """(``s(w)`` of every target name, the number of male names)."""
+    """(``s(w)`` of every target name, the number of male names).
+
+    Used in: book/trust.
+    """
     test = spec.probe_words()
     return probe_lib.associations(bundle["probe"], n_a=len(test.a)), len(test.x)
 
 
-def text_bias(bundle: Mapping[str, np.ndarray], spec: Spec) -> np.ndarray:
-    """The bias ``log P(w|f) / P(w|m)`` of every word of the generated texts (one document
-    each) that co-occurs with both genders' words within ``spec.window`` words; empty where
+def text_bias(docs: Sequence[Sequence[str]], spec: Spec) -> np.ndarray:
+    """The bias ``log P(w|f) / P(w|m)`` of every word of the tokenised generated texts ``docs`` (one
+    document each) that co-occurs with both genders' words within ``spec.window`` words; empty where
     none does. The paper's printed counting and score (the Bordia & Bowman chapter's ``paper``
     counting, :func:`biasbook.chapters.lm_gender_bias.bias.score`): stop words and the gendered
-    words themselves are not scored, and a gendered word near a text's edge counts (the
-    authors' ``as-coded`` n-gram loop skips those within 10 words of either end, a third of a
-    64-token text)."""
-    return _bias_of([tokenize(str(t)) for t in bundle["texts"]], spec)
+    words themselves are not scored, and a gendered word near a text's edge counts (the authors'
+    ``as-coded`` n-gram loop skips those within 10 words of either end, a third of a 64-token
+    text).
 
-
-def _bias_of(docs: Sequence[Sequence[str]], spec: Spec) -> np.ndarray:
+    Used in: book/trust.
+    """
     scores, _ = bias.score(docs, gendered_words(defining_pairs(spec.gender_pairs)), "paper",
                            "fixed", window=spec.window)
     return np.zeros(0) if scores is None else scores.scores
@@ -89,7 +97,10 @@ def _bias_of(docs: Sequence[Sequence[str]], spec: Spec) -> np.ndarray:
 def situation_docs(bundle: Mapping[str, np.ndarray], spec: Spec) -> list[list[list[str]]]:
     """The tokenised texts of each situation (its prompts, each with its samples): the unit
     that the generated-text μ resamples. Texts follow the prompts' order, ``samples_per_prompt``
-    per prompt, and a situation has ``prompts_per_situation`` prompts (He, She)."""
+    per prompt, and a situation has ``prompts_per_situation`` prompts (He, She).
+
+    Used in: book/trust.
+    """
     size = spec.prompts_per_situation * spec.samples_per_prompt
     docs = [tokenize(str(t)) for t in bundle["texts"]]
     if len(docs) % size:
@@ -99,15 +110,21 @@ def situation_docs(bundle: Mapping[str, np.ndarray], spec: Spec) -> list[list[li
 
 def mu_of(groups: Sequence[Sequence[Sequence[str]]], spec: Spec) -> Callable[[np.ndarray],
                                                                              float]:
-    """μ of the texts of the situations an index array picks (NaN where no word is scored)."""
+    """μ of the texts of the situations an index array picks (NaN where no word is scored).
+
+    Used in: book/trust.
+    """
     def mu(picked: np.ndarray) -> float:
-        scored = _bias_of([doc for i in picked.astype(int) for doc in groups[i]], spec)
+        scored = text_bias([doc for i in picked.astype(int) for doc in groups[i]], spec)
         return float(np.abs(scored).mean()) if scored.size else float("nan")
     return mu
 
 
 def herb_statistic(tree, scores: np.ndarray) -> Callable[[np.ndarray], float]:
-    """C_w (x 10^3) on the descriptor columns an index array picks."""
+    """C_w (x 10^3) on the descriptor columns an index array picks.
+
+    Used in: book/trust.
+    """
     return lambda columns: SCALE["table1"] * hierarchical_bias(
         tree, scores[:, columns.astype(int)]).overall
 
@@ -116,7 +133,10 @@ def metric_intervals(bundle: Mapping[str, np.ndarray], spec: Spec, *, n_resample
                      seed: int = 0, level: float = 0.95) -> dict[str, dict]:
     """Each metric of :data:`METRICS` for one model: the record fields (``value``, ``ci_low``,
     ..., ``ci_units``) of its percentile bootstrap interval over its own items; ``value`` NaN
-    where it is undefined (fewer than two scored words in the generated text)."""
+    where it is undefined (fewer than two scored words in the generated text).
+
+    Used in: book/trust.
+    """
     tree, scores = herb_items(bundle, spec)
     herb_ci = overall_intervals(tree, {"m": scores}, level=level, n_resamples=n_resamples,
                                 seed=seed).iloc[0]
@@ -146,7 +166,10 @@ def metric_intervals(bundle: Mapping[str, np.ndarray], spec: Spec, *, n_resample
 def model_table(measured_models: Sequence[Measured], spec: Spec, *, n_resamples: int = 999,
                 seed: int = 0) -> pd.DataFrame:
     """One row per model and metric: ``model``, ``variant``, ``metric`` and the interval's
-    record fields (long format; :func:`wide` gives models x metrics)."""
+    record fields (long format; :func:`wide` gives models x metrics).
+
+    Used in: book/trust.
+    """
     rows = []
     for m in measured_models:
         for metric, fields in metric_intervals(m.bundle, spec, n_resamples=n_resamples,
@@ -157,14 +180,20 @@ def model_table(measured_models: Sequence[Measured], spec: Spec, *, n_resamples:
 
 def wide(table: pd.DataFrame, column: str = "value") -> pd.DataFrame:
     """Models x metrics of one column of :func:`model_table`, in the models' and metrics'
-    order."""
+    order.
+
+    Used in: book/trust.
+    """
     out = table.pivot(index="model", columns="metric", values=column)
     order = list(dict.fromkeys(table["model"]))
     return out.reindex(index=order, columns=[m for m in METRICS if m in out.columns])
 
 
 def value_text(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """Models x metrics as ``value [low, high]`` text (``n/a`` where undefined)."""
+    """Models x metrics as ``value [low, high]`` text (``n/a`` where undefined).
+
+    Used in: book/trust.
+    """
     text = [("n/a" if pd.isna(r.value) else
              f"{r.value:.{digits}g} [{r.ci_low:.{digits}g}, {r.ci_high:.{digits}g}]")
             for r in table.itertuples()]

@@ -46,6 +46,8 @@ ATTRIBUTE = "{attribute}"
 def fill_attribute(template: str, attribute: str) -> str:
     """The template with its attribute slot filled and the target slot ``{}`` left open.
 
+    Used in: book/trust.
+
     >>> fill_attribute("{} often thinks about {attribute}.", "salary")
     '{} often thinks about salary.'
     """
@@ -60,7 +62,10 @@ def association_matrix(lm: LanguageModel, template: str, targets: Sequence[str],
                        cache: bool = True) -> NDArray[np.float64]:
     """``log p(target | attribute)`` as an ``[attribute, target]`` array: one template per
     attribute, every target in its slot (:func:`biasbook.scoring.slot_probabilities`, natural
-    logs; normalised over the targets for causal and encoder-decoder models)."""
+    logs; normalised over the targets for causal and encoder-decoder models).
+
+    Used in: book/trust.
+    """
     filled = [fill_attribute(template, a) for a in attributes]
     logp = slot_probabilities(lm, filled, list(targets), log=True, progress=progress,
                               cache=cache)
@@ -69,7 +74,10 @@ def association_matrix(lm: LanguageModel, template: str, targets: Sequence[str],
 
 def associations(logp: ArrayLike, n_a: int) -> NDArray[np.float64]:
     """``s(w)`` for every target (a column of ``logp``): the mean over the first ``n_a``
-    attribute rows (``A``) minus the mean over the others (``B``)."""
+    attribute rows (``A``) minus the mean over the others (``B``).
+
+    Used in: book/trust.
+    """
     logp = np.asarray(logp, dtype=np.float64)
     if logp.ndim != 2 or not 0 < n_a < logp.shape[0]:
         raise ValueError(f"need an [attribute, target] array with attributes on both sides of "
@@ -86,7 +94,10 @@ def _d(sx: NDArray, sy: NDArray, axis: int = -1) -> NDArray:
 
 
 def effect_size(s: ArrayLike, n_x: int) -> float:
-    """WEAT's effect size of associations ``s``, the first ``n_x`` of which are ``X``."""
+    """WEAT's effect size of associations ``s``, the first ``n_x`` of which are ``X``.
+
+    Used in: book/trust.
+    """
     s = np.asarray(s, dtype=np.float64)
     if not 0 < n_x < s.size:
         raise ValueError(f"need targets on both sides of n_x={n_x}, got {s.size}")
@@ -99,7 +110,10 @@ def effect_interval(s: ArrayLike, n_x: int, *, level: float = 0.95, n_resamples:
                     seed: int = 0) -> stats.Interval:
     """The effect size with its percentile bootstrap interval over the target words, ``X`` and
     ``Y`` resampled apart (:func:`biasbook.stats.interval` with ``paired=False``; the attributes
-    stay fixed, as in WEAT's own interval in the book)."""
+    stay fixed, as in WEAT's own interval in the book).
+
+    Used in: book/trust.
+    """
     s = np.asarray(s, dtype=np.float64)
     ci = stats.interval((s[:n_x], s[n_x:]), _d, paired=False, level=level,
                         method="percentile", n_resamples=n_resamples, seed=seed,

@@ -67,6 +67,8 @@ def book_records(runs: str | Sequence[str] = "default", profile: str | None = "b
     """Every number recorded in the run folders ``runs`` (names under ``runs_dir``; the book's
     own build records into ``default``) under ``profile`` (``None``: any), one row per number.
 
+    Used in: book/trust.
+
     A number recorded in several of the folders is kept from the last folder named. Folders that
     do not exist are skipped (:func:`missing_chapters` names the chapters that have no records).
     ``labels`` is the row's labels as text (``model=..., language=...``)."""
@@ -86,12 +88,17 @@ def book_records(runs: str | Sequence[str] = "default", profile: str | None = "b
 
 
 def label_columns(frame: pd.DataFrame) -> list[str]:
-    """The columns of ``frame`` that label its numbers (``model``, ``language``, ...)."""
+    """The columns of ``frame`` that label its numbers (``model``, ``language``, ...).
+
+    Used in: book/trust.
+    """
     return [c for c in frame.columns if c not in (*NOT_LABELS, "labels")]
 
 
 def label_text(frame: pd.DataFrame, leave_out: Iterable[str] = ()) -> list[str]:
     """Each row's labels other than ``leave_out`` as ``name=value, ...`` (missing ones skipped).
+
+    Used in: book/trust.
 
     >>> label_text(pd.DataFrame({"key": ["k"], "model": ["a"], "lam": [None]}))
     ['model=a']
@@ -119,12 +126,17 @@ def _has_interval(frame: pd.DataFrame) -> pd.Series:
 
 
 def is_test_key(key: str) -> bool:
-    """Whether ``key`` is a test's record (``<test>_p_holm`` or ``<test>_holds``)."""
+    """Whether ``key`` is a test's record (``<test>_p_holm`` or ``<test>_holds``).
+
+    Used in: book/trust.
+    """
     return key.endswith((TEST_SUFFIX, VERDICT_SUFFIX))
 
 
 def relative_width(frame: pd.DataFrame) -> pd.Series:
     """``(ci_high - ci_low) / |value|``; NaN without an interval or where the value is ~0.
+
+    Used in: book/trust.
 
     >>> relative_width(pd.DataFrame({"value": [2.0, 0.0], "ci_low": [1.5, -1.0],
     ...                              "ci_high": [2.5, 1.0]})).tolist()
@@ -140,7 +152,10 @@ def interval_summary(records: pd.DataFrame) -> pd.DataFrame:
     (``ci_unit``, several joined by ``;``), how many units (``min–max``), the method and level,
     how many ``numbers`` have an interval, and the median, smallest and largest relative width
     (:func:`relative_width`; over the numbers whose value is not ~0). Differences (a key with a
-    recorded ``_p_holm`` test) are left to :func:`difference_summary`."""
+    recorded ``_p_holm`` test) are left to :func:`difference_summary`.
+
+    Used in: book/trust.
+    """
     columns = ["chapter", "metric", "unit", "units", "method", "level", "numbers",
                "median relative width", "smallest", "largest"]
     if records.empty:
@@ -185,7 +200,10 @@ def differences(records: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     pair), the ``setting`` (its other labels), the difference and its interval where ``<test>``
     is recorded with the same labels, ``p_holm``, and whether it ``holds``: the chapter's
     recorded verdict (``<test>_holds``) where there is one, else Holm's p below ``alpha`` and a
-    difference interval (where recorded) that excludes 0."""
+    difference interval (where recorded) that excludes 0.
+
+    Used in: book/trust.
+    """
     columns = ["chapter", "test", "pair", "setting", "difference", "ci_low", "ci_high",
                "p_holm", "holds", "why"]
     if records.empty:
@@ -227,6 +245,8 @@ def decide(p_holm: float, verdict=None, low: float = np.nan, high: float = np.na
            alpha: float = ALPHA) -> tuple[bool, str]:
     """Whether a recorded test supports its difference, and why.
 
+    Used in: book/trust.
+
     >>> decide(0.01)
     (True, 'Holm p < 0.05')
     >>> decide(0.01, low=-0.2, high=0.4)
@@ -246,7 +266,10 @@ def decide(p_holm: float, verdict=None, low: float = np.nan, high: float = np.na
 def difference_summary(diffs: pd.DataFrame, examples: int = 3) -> pd.DataFrame:
     """Per chapter and test: how many differences were ``tested``, how many ``held``, and which
     (``held``: every one, with its difference and interval; ``did not hold``: the ``examples``
-    with the smallest p, and how many more)."""
+    with the smallest p, and how many more).
+
+    Used in: book/trust.
+    """
     columns = ["chapter", "test", "tested", "held", "which held", "which did not"]
     rows = []
     for (chapter, test), group in diffs.groupby(["chapter", "test"], sort=True):
@@ -277,7 +300,10 @@ def _difference_text(r) -> str:
 @dataclass(frozen=True)
 class Variation:
     """One metric recorded under several values of ``label`` (templates, word lists), one of
-    which, ``reference``, is the chapter's main one."""
+    which, ``reference``, is the chapter's main one.
+
+    Used in: book/trust.
+    """
 
     chapter: str
     metric: str
@@ -288,6 +314,8 @@ class Variation:
 def variations(records: pd.DataFrame) -> list[Variation]:
     """The metrics recorded under two or more values of a :data:`VARIATION_LABELS` label, one of
     them a reference value.
+
+    Used in: book/trust.
 
     >>> frame = pd.DataFrame({"chapter": ["c", "c"], "key": ["m", "m"], "value": [1.0, 2.0],
     ...                       "template_set": ["original", "reworded"]})
@@ -312,7 +340,10 @@ def variations(records: pd.DataFrame) -> list[Variation]:
 def sensitivity_table(records: pd.DataFrame, variation: Variation) -> pd.DataFrame:
     """One row per setting and variant of ``variation``: the reference value, the variant's
     value and the relative change ``(variant - reference) / |reference|`` (NaN where the
-    reference is ~0); ``setting`` is the other labels, ``model`` included."""
+    reference is ~0); ``setting`` is the other labels, ``model`` included.
+
+    Used in: book/trust.
+    """
     rows = records[(records["chapter"] == variation.chapter)
                    & (records["key"] == variation.metric)].copy()
     rows[variation.label] = rows[variation.label].astype(str)
@@ -333,7 +364,10 @@ def sensitivity_table(records: pd.DataFrame, variation: Variation) -> pd.DataFra
 
 def order_kept(records: pd.DataFrame, variation: Variation) -> tuple[int, int]:
     """In how many (setting without the model, variant) groups that hold two or more models the
-    models' order under the variant is their order under the reference; ``(kept, groups)``."""
+    models' order under the variant is their order under the reference; ``(kept, groups)``.
+
+    Used in: book/trust.
+    """
     rows = records[(records["chapter"] == variation.chapter)
                    & (records["key"] == variation.metric)]
     if "model" not in rows or rows["model"].dropna().nunique() < 2:
@@ -364,7 +398,10 @@ def order_kept(records: pd.DataFrame, variation: Variation) -> tuple[int, int]:
 def sensitivity_summary(records: pd.DataFrame) -> pd.DataFrame:
     """Per :func:`variations` entry: the variants, how many values were compared with the
     reference, the median |relative change| and its range, and in how many groups of two or
-    more models their order was kept (:func:`order_kept`)."""
+    more models their order was kept (:func:`order_kept`).
+
+    Used in: book/trust.
+    """
     columns = ["chapter", "metric", "varied", "reference", "variants", "compared",
                "median |relative change|", "smallest change", "largest change", "order kept"]
     rows = []
@@ -386,6 +423,8 @@ def sensitivity_summary(records: pd.DataFrame) -> pd.DataFrame:
 
 def missing_chapters(records: pd.DataFrame, chapters: Iterable[str]) -> list[str]:
     """The chapters among ``chapters`` with no number in ``records``.
+
+    Used in: book/trust.
 
     >>> missing_chapters(pd.DataFrame({"chapter": ["herb"]}), ["herb", "ethnic-bias"])
     ['ethnic-bias']

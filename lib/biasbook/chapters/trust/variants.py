@@ -27,7 +27,10 @@ from .measure import VERSION, Spec, measured, stored
 
 @dataclass
 class Measured:
-    """One model of the comparison: its ``label``, what it is, and its :func:`.measure.measure`."""
+    """One model of the comparison: its ``label``, what it is, and its :func:`.measure.measure`.
+
+    Used in: book/trust.
+    """
 
     label: str
     base: str
@@ -41,7 +44,10 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
     (``recipe``: that notebook's parameters; the corpus is the model's own toxic corpus over
     ``recipe``'s regions), epoch 1 first. The epochs' fingerprints are cached by content
     (``cache_dir()/trust-toxic``), each epoch's measurement by its fingerprint, so a rerun
-    trains nothing; a missing measurement trains the run again."""
+    trains nothing; a missing measurement trains the run again.
+
+    Used in: book/trust.
+    """
     table = regions.herb_regions(countries=recipe["countries"],
                               cities_per_country=recipe["cities_per_country"])
     names, words = table["name"].tolist(), herb_data.descriptors()["word"].tolist()
@@ -70,7 +76,10 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
 
 def head_variant(lm: LanguageModel, recipe: Mapping, *, progress: bool = True) -> LanguageModel:
     """``lm`` with its output head fine-tuned on English text as ethnic-bias notebook 04's
-    ``ft`` row (``recipe``: that notebook's ``recipe``; cached under the chapter's key)."""
+    ``ft`` row (``recipe``: that notebook's ``recipe``; cached under the chapter's key).
+
+    Used in: book/trust.
+    """
     from biasbook.chapters.ethnic_bias import mitigation
 
     variant, _ = mitigation.variant_model("ft", lm, "en", mitigation.Recipe(**recipe),
@@ -84,7 +93,10 @@ def book_models(base_models: Sequence[str], toxic_models: Sequence[str],
     """Every model of the comparison, measured: each of ``base_models``, then for those also in
     ``toxic_models`` one model per epoch of HERB 05's training and for those in ``head_models``
     ethnic-bias 04's head fine-tuned in English, with the recipes of profile ``recipes_from``.
-    One base model is in memory at a time."""
+    One base model is in memory at a time.
+
+    Used in: book/trust.
+    """
     toxic_recipe = profiles.notebook_params("herb", recipes_from, "05-toxic-training")
     head_recipe = profiles.notebook_params("ethnic-bias", recipes_from, "04-mitigation")["recipe"]
     unknown = sorted((set(toxic_models) | set(head_models)) - set(base_models))
