@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from biasbook import resources
-from biasbook.chapters.region_aware import corpora
+from biasbook.chapters.region_aware import cleaning, corpora
 
 UN_YEARS = (2015, 2016)  # two sessions keep the UN tests to a few seconds
 
@@ -15,25 +15,25 @@ UN_YEARS = (2015, 2016)  # two sessions keep the UN tests to a few seconds
 def test_sentences_split_at_full_stops_but_not_after_titles_initials_or_decimals():
     text = ('Mr. President, I thank you. The U.N. Charter (Art. 2) says so! Did J. F. Kennedy '
             'agree? "Yes." 2.5 per cent of 1990. 45 States voted.')
-    assert corpora.split_sentences(text) == [
+    assert cleaning.split_sentences(text) == [
         "Mr. President, I thank you.", "The U.N. Charter (Art. 2) says so!",
         "Did J. F. Kennedy agree?", '"Yes."', "2.5 per cent of 1990.", "45 States voted."]
 
 
 def test_speech_cleaning_joins_wrapped_lines_and_drops_paragraph_numbers():
     raw = "\ufeff1.\tWe meet in the fifty-\nfirst session of the\nAssembly.\n12. It is\tnew."
-    assert corpora.clean_speech(raw) == ("We meet in the fifty-first session of the Assembly. "
+    assert cleaning.clean_speech(raw) == ("We meet in the fifty-first session of the Assembly. "
                                          "It is new.")
 
 
 def test_tweet_cleaning():
-    assert corpora.clean_tweet("@a @b_c Good morning #Accra!! https://t.co/x www.x.com") == \
+    assert cleaning.clean_tweet("@a @b_c Good morning #Accra!! https://t.co/x www.x.com") == \
         "Good morning Accra!!"
-    assert corpora.clean_tweet("RT @news: Rain &gt; sun &amp; wind") == "Rain > sun & wind"
+    assert cleaning.clean_tweet("RT @news: Rain &gt; sun &amp; wind") == "Rain > sun & wind"
 
 
 def test_short_and_repeated_documents_are_dropped():
-    kept = corpora._kept(["one two three four five", "one two", "one two three four five",
+    kept = cleaning.kept(["one two three four five", "one two", "one two three four five",
                           "a b c d e f"], min_words=5)
     assert kept == ["one two three four five", "a b c d e f"]
 

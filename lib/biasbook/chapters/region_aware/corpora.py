@@ -15,7 +15,7 @@ the book builds the same design on two region-labelled corpora that are:
     and is left out. ``years=(first, last)`` keeps the sessions of those years (the paper's
     Sec. 5 evaluation used 1970-2016). **A document is one sentence**: the older records
     hard-wrap lines and number their paragraphs, so lines are not paragraphs; speeches are
-    re-joined and split into sentences (:func:`split_sentences`). Sentences of fewer than
+    re-joined and split into sentences (:func:`.cleaning.split_sentences`). Sentences of fewer than
     ``min_words`` words are dropped, as are repeats within a speech.
 ``"tweets"``
     English tweets geolocated to seven cities in 2022 (``region-tweets-diverse-english``): Accra
@@ -34,16 +34,12 @@ in the paper; ``None`` keeps all) are used. :func:`documents` samples ``max_docs
 region, split as evenly as the countries allow, each country's sample a seeded prefix of one
 permutation (a smaller sample is a subset of a larger one with the same seed).
 
->>> split_sentences("Mr. Kofi Annan spoke. We agree! Does Ms. J. Doe? Yes: 3.5 per cent rose.")
-['Mr. Kofi Annan spoke.', 'We agree!', 'Does Ms. J. Doe?', 'Yes: 3.5 per cent rose.']
->>> clean_tweet("RT @abc: Happy #NewYear &amp; more https://t.co/xyz")
-'Happy NewYear & more'
+
+The cleaning and sentence rules are in :mod:`.cleaning`.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -54,6 +50,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from biasbook import resources, store, validate
+from biasbook.chapters.region_aware.cleaning import (
+    clean_speech,
+    clean_tweet,
+    kept,
+    n_words,
+    split_sentences,
+)
 from biasbook.text import corpora as text_corpora
 
 REGIONS: tuple[str, ...] = ("Africa", "Asia", "Europe", "North America", "Oceania")
@@ -75,88 +78,7 @@ CITIES = {"Accra": ("GH", "Ghana", "Africa"), "Islamabad": ("PK", "Pakistan", "A
 GEOWAC = ("geowac-english", "geowac-english.tsv.gz")
 MIN_WORDS = 5
 MIN_ENGLISH = 0.5
-_VERSION = 2  # bump when the cleaning or splitting below changes: it keys the cached volumes
-
-_ABBREVIATIONS = frozenset([
-    "mr", "mrs", "ms", "messrs", "dr", "prof", "st", "sr", "jr", "hon", "rev", "gen", "col", "lt",
-    "sgt", "capt", "no", "nos", "art", "arts", "para", "paras", "vol", "vols", "op", "cf", "e.g",
-    "i.e", "etc", "vs", "sec", "secs", "fig", "figs", "h.e", "u.n", "u.s"])
-_BOUNDARY = re.compile(r"[.!?][\"”’')\]]*\s+(?=[\"“‘(\[]?[A-Z0-9])")
-_PARAGRAPH_NUMBER = re.compile(r"^[ \t]*\d{1,3}\.[ \t]+", re.M)
-_LINE_BREAK_HYPHEN = re.compile(r"-[ \t]*\n[ \t]*(?=\w)")
-_WORD = re.compile(r"[^\W_]+")  # the word tokens of biasbook.text.corpora.tokenize
-_URL = re.compile(r"https?://\S+|www\.\S+")
-_MENTION = re.compile(r"(^|\s)(RT\s+)?@\w+:?")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: a boundary is ``.``, ``!`` or ``?`` (closing quotes or brackets
-    allowed) before white space and a capital letter or digit, unless the word before it is a
-    title or a common abbreviation (``Mr.``, ``No.``, ``e.g.``) or a single letter (an initial).
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
-        region-aware/06.
-    """
-    text = " ".join(text.split())
-    sentences, start = [], 0
-    for match in _BOUNDARY.finditer(text):
-        end = match.start()  # the full stop; the word before it starts after the last space
-        word = text[text.rfind(" ", start, end) + 1:end].lstrip("\"“‘([").lower()
-        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-            continue
-        sentences.append(text[start:match.end()].strip())
-        start = match.end()
-    if text[start:].strip():
-        sentences.append(text[start:].strip())
-    return sentences
-
-
-def clean_speech(text: str) -> str:
-    """A speech as running text: byte-order mark and paragraph numbers (``54.<tab>``) removed,
-    hard-wrapped lines joined (a line ending in a hyphen joins without a space).
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
-        region-aware/06.
-
-    >>> clean_speech("\\ufeff2.\\tThe fifty-\\nsecond session\\nopened.")
-    'The fifty-second session opened.'
-    """
-    text = _PARAGRAPH_NUMBER.sub("", text.replace("\ufeff", ""))
-    return " ".join(_LINE_BREAK_HYPHEN.sub("-", text).split())
-
-
-def clean_tweet(text: str) -> str:
-    """A tweet without URLs, @-mentions (and a retweet's ``RT``) and ``#`` signs; entities decoded.
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
-        region-aware/06.
-    """
-    text = _URL.sub(" ", html.unescape(str(text)))
-    text = _MENTION.sub(" ", text).replace("#", "")
-    return " ".join(text.split())
-
-
-def n_words(text: str) -> int:
-    """Words as the book's tokenizer counts them (punctuation marks excluded).
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
-        region-aware/06.
-
-    >>> n_words("It's 3 p.m., isn't it?")  # it s 3 p m isn t it
-    8
-    """
-    return len(_WORD.findall(text))
-
-
-def _kept(texts: Sequence[str], min_words: int) -> list[str]:
-    """``texts`` with fewer than ``min_words`` words and repeats removed, first occurrence kept."""
-    seen, out = set(), []
-    for t in texts:
-        if t and t not in seen and n_words(t) >= min_words:
-            seen.add(t)
-            out.append(t)
-    return out
-
+_VERSION = 2  # bump when .cleaning's rules or the splitting change: it keys the cached volumes
 
 # --- the UN General Debates -------------------------------------------------------------------
 
@@ -198,13 +120,14 @@ def un_countries() -> pd.DataFrame:
 
 
 def un_speech_sentences(path: str | Path, *, min_words: int = MIN_WORDS) -> list[str]:
-    """The kept sentences of one UN speech file (see :func:`clean_speech`, :func:`split_sentences`).
+    """The kept sentences of one UN speech file (:mod:`.cleaning`: :func:`.cleaning.clean_speech`,
+    :func:`.cleaning.split_sentences`).
 
     Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
         region-aware/06.
     """
     text = Path(path).read_text(encoding="utf-8")
-    return _kept(split_sentences(clean_speech(text)), min_words)
+    return kept(split_sentences(clean_speech(text)), min_words)
 
 
 def _un_files_by_country(years: tuple[int, int] | None) -> dict[str, list[Path]]:
@@ -259,7 +182,7 @@ def _tweet_texts(city: str, min_words: int, min_english: float) -> list[str]:
     frame = pd.concat([pd.read_csv(p, usecols=["id", "rawContent", "english_relative_frequency"])
                        for p in parts]).sort_values("id", kind="stable")
     frame = frame[frame["english_relative_frequency"] >= min_english]
-    return _kept([clean_tweet(t) for t in frame["rawContent"].fillna("")], min_words)
+    return kept([clean_tweet(t) for t in frame["rawContent"].fillna("")], min_words)
 
 
 # --- GeoWAC (paper profile) --------------------------------------------------------------------
@@ -330,7 +253,7 @@ def _read_texts(domain: str, code: str, opts: _Options) -> list[str]:
     if domain == "tweets":
         return _tweet_texts(code, opts.min_words, opts.min_english)
     frame = _geowac_frame()
-    return _kept(frame.loc[frame["country"] == code, "text"].tolist(), opts.min_words)
+    return kept(frame.loc[frame["country"] == code, "text"].tolist(), opts.min_words)
 
 
 def _source_key(domain: str) -> str:
