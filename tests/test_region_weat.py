@@ -213,3 +213,14 @@ def test_iat_blocks_keys_and_scores():
     simulated = iat.score(iat.simulate(plan, effect_ms=200, noise_ms=1, error_rate=0, seed=0))
     assert simulated["difference_ms"] == pytest.approx(200, abs=2)
     assert simulated["errors"] == 0 and simulated["d_score"] > 1
+
+
+def test_subword_summary_counts_synthesised_words_where_a_region_has_vectors():
+    results = pd.DataFrame({
+        "domain": "d", "region": ["A", "A", "B"], "rank": [1, 2, 1],
+        "n_gender": [6, 6, 6], "n_topic": [4, 4, 4], "n_synthesised": [2, 0, 0],
+        "has_vectors": [True, True, False], "computable": [True, True, False]})
+    table = rw.subword_summary(results).set_index("region")
+    assert table.loc["A", "synthesised_share"] == pytest.approx((2 / 10 + 0 / 10) / 2)
+    assert table.loc["A", "computable"] == 2 and table.loc["A", "pairs"] == 2
+    assert np.isnan(table.loc["B", "synthesised_share"])  # no vectors: no share, not 0

@@ -59,8 +59,8 @@ TERMS = ("text", "table-12")
 ROLES = ("gender-targets", "topic-targets")
 OOV = ("subword", "drop")
 RESULT_COLUMNS = ["domain", "region", "rank", "female_topic", "male_topic", "effect_size",
-                  "p_value", "n_gender", "n_topic", "synthesised", "oov", "shared",
-                  "computable", "reason"]
+                  "p_value", "n_gender", "n_topic", "synthesised", "n_synthesised", "oov",
+                  "shared", "has_vectors", "computable", "reason"]
 
 
 @cache
@@ -148,7 +148,8 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
 
     Used in: region-aware/05.
 
-    Columns: :data:`RESULT_COLUMNS` (``synthesised``: words answered from n-grams only;
+    Columns: :data:`RESULT_COLUMNS` (``synthesised``: words answered from n-grams only, and
+    ``n_synthesised`` of them; ``has_vectors``: whether the region has vectors in the domain;
     ``oov``: words dropped; ``shared``: words in both a gender list and a topic list, which WEAT
     keeps, as the paper's lists do) plus the ``pairs`` mark and any ``paper_*`` columns of
     ``pairs``. A pair whose region has no vectors in this domain is a row with
@@ -162,14 +163,15 @@ def region_weat(pairs: pd.DataFrame, vectors: Mapping[str, object], *, domain: s
         row = {**pair, "domain": domain, "n_gender": len(gender["male"]) + len(gender["female"]),
                "n_topic": len(pair["female_words"]) + len(pair["male_words"]),
                "shared": ", ".join(sorted(set(test.x + test.y) & set(test.a + test.b))),
-               "synthesised": "", "oov": "", "effect_size": np.nan, "p_value": np.nan,
-               "computable": False,
+               "synthesised": "", "n_synthesised": 0, "oov": "", "effect_size": np.nan,
+               "p_value": np.nan, "has_vectors": pair["region"] in vectors, "computable": False,
                "reason": f"domain {domain!r} has no documents of {pair['region']}"}
         if pair["region"] in vectors:
             result = weat.weat(vectors[pair["region"]], *test.sets().values(),
                                subword=oov == "subword", **weat_options)
             synthesised = dict.fromkeys(w for ws in result.synthesised.values() for w in ws)
-            row |= result.row() | {"synthesised": ", ".join(synthesised)}
+            row |= result.row() | {"synthesised": ", ".join(synthesised),
+                                   "n_synthesised": len(synthesised)}
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame[RESULT_COLUMNS + [c for c in frame if _carried(c)]]
@@ -207,9 +209,8 @@ def subword_summary(results: pd.DataFrame) -> pd.DataFrame:
 
     Used in: region-aware/05.
     """
-    synthesised = results["synthesised"].fillna("").map(lambda s: len(s.split(", ")) if s else 0)
-    share = synthesised / (results["n_gender"] + results["n_topic"])
-    share = share.mask(results["reason"].str.contains("has no documents of"))  # no vectors
+    share = results["n_synthesised"] / (results["n_gender"] + results["n_topic"])
+    share = share.where(results["has_vectors"])
     return (results.assign(synthesised_share=share)
             .groupby(["domain", "region"], sort=False)
             .agg(pairs=("rank", "size"), computable=("computable", "sum"),
