@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from biasbook import models, results, testing
+from biasbook import models, paths, results, testing
 
 
 def test_round_trip_with_provenance(tmp_path):
@@ -107,7 +107,7 @@ def test_default_run_dir_is_in_the_checkout_or_else_the_current_directory(tmp_pa
     monkeypatch.delenv("BIASBOOK_RUN_DIR", raising=False)
     assert results.default_run_dir() == results.PROJECT_ROOT / "runs" / "default"
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(results, "in_checkout", lambda: False)
+    monkeypatch.setattr(paths, "in_checkout", lambda: False)
     assert results.default_run_dir() == tmp_path / "runs" / "default"
     monkeypatch.setenv("BIASBOOK_RUN_DIR", str(tmp_path / "mine"))
     assert results.default_run_dir() == tmp_path / "mine"
