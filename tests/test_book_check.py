@@ -120,8 +120,14 @@ d = \frac{\operatorname{mean}_{x} s(x)}{\operatorname{std}_{w} s(w)}
 <div class="output stream"><div class="highlight"><pre><span></span>$\frac{a}{b}$
 </pre></div></div>
 <div class="output text_html"><table class="dataframe"><tr><th>cost</th><td>$12</td></tr></table>
+</div>
+<div class="output text_html"><table class="dataframe"><tr><th>sample</th>
+<td>not firmed pressure $ N thus delivery &lt;unk&gt;</td></tr><tr><th>persona</th>
+<td>given by their label.\nThis is a persona</td></tr></table>
 </div></div></div>
 </body></html>"""
+# (the last table: what a full build printed, PTB's "$" token and a persona's escaped line break,
+# which the check took for TeX before it left the data tables that cells print alone)
 
 
 def test_tex_of_a_formula_that_markdown_split_is_reported_with_its_page(tmp_path, monkeypatch):
@@ -146,3 +152,14 @@ def test_each_kind_of_raw_tex_is_found_and_amounts_are_not():
     assert book_check.raw_tex(text) == ["a \\frac", "b \\(", "c x_{1}", "d x^{2}", "e $x", "f x$"]
     long = "word " * 40 + "\\mathbb{A}"
     assert book_check.raw_tex(long) == [long[len(long) - 10 - 40:]]
+
+
+def test_a_markdown_table_printed_as_text_is_reported():
+    """What MyST-NB's ``commonmark`` format made of ``display(Markdown(df.to_markdown()))``: the
+    rows as one paragraph, the rule's dashes as em dashes. A rendered table is not reported."""
+    raw = ('<div class="cell_output docutils container"><p>| name | licence |\n'
+           '|:\u2014\u2014|:\u2014\u2014\u2013|\n| smollm2-135m | Apache-2.0 |</p></div>')
+    assert book_check.raw_tables(raw) == ["| name | licence |"]
+    table = ('<div class="cell_output docutils container"><table><tr><th>name</th></tr>'
+             '</table><p>| not a table, one line |</p></div>')
+    assert book_check.raw_tables(table) == []

@@ -43,6 +43,9 @@ TEX_CHECK_JS = Path(__file__).with_name("tex_check.js")
 _DELIMITERS = ((r"\[", r"\]"), (r"\(", r"\)"), ("$$", "$$"))
 _STRAY = re.compile(r"\$\$.+?\$\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
 _SKIP_TAGS = ("script", "style", "code", "pre", "textarea")
+#: Tables a cell printed (data frames): their text is data (generated text, corpus tokens such as
+#: PTB's ``$``), never typeset, so a ``$`` or a backslash there is not a formula.
+_DATA_TABLES = ".cell_output table, .output table"
 # A TeX command or bracket delimiter, a sub/superscript group, or a `$` that opens no amount
 _TEX = re.compile(r"\\(?:[A-Za-z]+|[()[\]])|[_^]\{|\$(?!\d)")
 
@@ -95,7 +98,7 @@ def _plain_text(html: str) -> str:
     soup = _soup(html)
     for element in soup.select(".math"):
         element.decompose()
-    for tag in soup.find_all(_SKIP_TAGS):
+    for tag in [*soup.find_all(_SKIP_TAGS), *soup.select(_DATA_TABLES)]:
         tag.decompose()
     return soup.get_text()
 
@@ -103,6 +106,19 @@ def _plain_text(html: str) -> str:
 def stray_math(html: str) -> list[str]:
     """Math delimiters in the page's plain text, outside equations, code and scripts."""
     return _STRAY.findall(_plain_text(html))
+
+
+def raw_tables(html: str) -> list[str]:
+    """Markdown tables that a cell printed and the page shows as text: a paragraph of output
+    made of ``|`` rows with a ``|:---|`` rule (the dashes typeset as em dashes), each quoted by
+    its first line. A renderer without tables (MyST-NB's ``commonmark`` format) does this."""
+    found = []
+    for paragraph in _soup(html).select(".cell_output p, .output p"):
+        lines = paragraph.get_text().strip().splitlines()
+        if len(lines) > 1 and all(x.strip().startswith("|") for x in lines[:2]) \
+                and re.match(r"^\|\s*:?[-\u2013\u2014]", lines[1].strip()):
+            found.append(lines[0].strip()[:80])
+    return found
 
 
 def raw_tex(text: str) -> list[str]:
@@ -151,6 +167,7 @@ def check_pages(html_dir: str | Path) -> list[Problem]:
         plain = _plain_text(text)
         problems += [Problem(name, "unrendered math", s) for s in _STRAY.findall(plain)]
         problems += [Problem(name, "TeX outside math", s) for s in raw_tex(plain)]
+        problems += [Problem(name, "unrendered table", s) for s in raw_tables(text)]
         for m in page_math(text):
             equations.append(m)
             owners.append(name)
@@ -234,7 +251,8 @@ def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) ->
             continue
         if _missing(page, href):
             problems.append(Problem(name, "broken link", href))
-    for container in soup.select("mjx-container, script, style, pre, code, textarea"):
+    skipped = f"mjx-container, script, style, pre, code, textarea, {_DATA_TABLES}"
+    for container in soup.select(skipped):
         container.decompose()
     plain = soup.get_text()
     problems += [Problem(name, "unrendered math", s) for s in _STRAY.findall(plain)]

@@ -2,9 +2,12 @@
 
 For target sets X, Y and attribute sets A, B of words with vectors:
 
-- association of a word: s(w, A, B) = mean_{a in A} cos(w, a) - mean_{b in B} cos(w, b)
-- test statistic: s(X, Y, A, B) = sum_{x in X} s(x, A, B) - sum_{y in Y} s(y, A, B)
-- effect size: (mean_{x in X} s(x, A, B) - mean_{y in Y} s(y, A, B)) / std_{w in X u Y} s(w, A, B)
+- association of a word: s(w, A, B) = the mean of cos(w, a) over a in A minus the mean of
+  cos(w, b) over b in B
+- test statistic: s(X, Y, A, B) = the sum of s(x, A, B) over x in X minus the sum of s(y, A, B)
+  over y in Y
+- effect size: (the mean of s(x, A, B) over X minus the mean of s(y, A, B) over Y) divided by
+  the standard deviation of s(w, A, B) over X u Y
 - one-sided permutation p-value: the share of equal-size partitions (X_i, Y_i) of X u Y with
   s(X_i, Y_i, A, B) >= s(X, Y, A, B).
 

@@ -23,15 +23,16 @@ from biasbook.text.cooccurrence import count_cooccurrences, english_stop_words
 
 
 def escape(token: str) -> str:
-    """A token as Markdown text: ``<unk>`` visible, ``<eos>`` as ``/``, markup escaped.
+    """A token as Markdown text: ``<unk>`` visible, ``<eos>`` as ``/``, markup escaped (``$``
+    too: the book renders Markdown outputs with math, and PTB writes amounts as ``$ N``).
 
     Used in: lm-gender-bias/02.
 
-    >>> escape("<unk>"), escape("<eos>"), escape("a_b*")
-    ('&lt;unk&gt;', '/', 'a\\\\_b\\\\*')
+    >>> escape("<unk>"), escape("<eos>"), escape("a_b*"), escape("$")
+    ('&lt;unk&gt;', '/', 'a\\\\_b\\\\*', '\\\\$')
     """
     token = token.replace("<unk>", "&lt;unk&gt;").replace("<eos>", "/")
-    return re.sub(r"([\\`*_\[\]|#])", r"\\\1", token)
+    return re.sub(r"([\\`*_\[\]|#$])", r"\\\1", token)
 
 
 def excerpt(text: Sequence[str], i: int, gender, width: int = 12) -> str:
