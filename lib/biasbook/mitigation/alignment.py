@@ -56,6 +56,7 @@ from biasbook.mitigation.anchors import anchor_pairs as anchor_pairs  # step 1, 
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
 from biasbook.scoring.sentences import context_length
+from biasbook.scoring.spans import tokens_in_span
 from biasbook.training.fit import fit
 from biasbook.training.objectives import TokenLoss, training_sequences
 
@@ -117,7 +118,7 @@ def _batch_vectors(lm: LanguageModel, texts: list[str], spans: list[list[tuple[i
     rows = []
     for row, (text, offs, wanted) in enumerate(zip(texts, offsets, spans, strict=True)):
         for s, e in wanted:
-            tokens = [t for t, (a, b) in enumerate(offs) if b > a and a < e and b > s]
+            tokens = tokens_in_span(offs, s, e)
             if not tokens:
                 raise ValueError(f"the word {text[s:e]!r} of {text[:60]!r} has no token under "
                                  f"{lm.name}'s tokenizer (empty span or truncated sentence)")

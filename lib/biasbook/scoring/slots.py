@@ -53,6 +53,7 @@ from biasbook.scoring.cache import ScoreCache, Task, cached_run
 from biasbook.scoring.masked import masked_slot_logprobs
 from biasbook.scoring.sentences import ENGINE_VERSION, MODES, check_unknown, score_sentences
 from biasbook.scoring.seq2seq import seq2seq_logprobs
+from biasbook.scoring.spans import tokens_in_span
 
 PLACEHOLDER = "{}"
 
@@ -187,9 +188,8 @@ def _masked_query(lm: LanguageModel, template: str, candidate: str
     encoded = lm.tokenizer(_fill(template, candidate), return_offsets_mapping=True,
                            return_special_tokens_mask=True)
     start, end = len(before), len(before) + len(candidate)
-    spans = zip(encoded["offset_mapping"], encoded["special_tokens_mask"], strict=True)
-    slots = tuple(t for t, ((a, b), special) in enumerate(spans)
-                  if not special and a < end and b > start)
+    slots = tuple(tokens_in_span(encoded["offset_mapping"], start, end,
+                                 encoded["special_tokens_mask"]))
     ids = list(encoded["input_ids"])
     tokens = tuple(ids[t] for t in slots)
     for t in slots:

@@ -54,6 +54,7 @@ from biasbook.chapters.ethnic_bias import data
 from biasbook.metrics import cb
 from biasbook.models import LanguageModel
 from biasbook.scoring import slot_probabilities
+from biasbook.scoring.spans import tokens_in_span
 
 #: Bump when the computation of cached arrays changes.
 VERSION = 2
@@ -273,8 +274,8 @@ def _mask_count(lm: LanguageModel, lang: data.Language, frame: data.Frame, attri
     start, end = frame.start + shift, frame.end + shift
     encoded = lm.tokenizer(frame.text.replace("{}", term), return_offsets_mapping=True,
                            return_special_tokens_mask=True)
-    spans = zip(encoded["offset_mapping"], encoded["special_tokens_mask"], strict=True)
-    count = sum(1 for (a, b), special in spans if not special and a < end and b > start)
+    count = len(tokens_in_span(encoded["offset_mapping"], start, end,
+                               encoded["special_tokens_mask"]))
     if count == 0:
         raise ValueError(f"{lm.name}: attribute {attribute!r} has no tokens in "
                          f"{frame.text!r}")
@@ -298,5 +299,5 @@ def target_token_counts(lm: LanguageModel, language: str, template: int,
     for key, term in zip(targets, data.target_terms(lang, template, targets), strict=True):
         offsets = lm.tokenizer(text.replace("{}", term), return_offsets_mapping=True,
                                add_special_tokens=False)["offset_mapping"]
-        counts[key] = sum(1 for a, b in offsets if a < start + len(term) and b > start)
+        counts[key] = len(tokens_in_span(offsets, start, start + len(term)))
     return pd.Series(counts, name="tokens")

@@ -53,6 +53,7 @@ from scipy.stats import spearmanr
 from biasbook.chapters.herb.sentence_scores import TEMPLATE, descriptor_scores
 from biasbook.chapters.herb.tables import bias_summary
 from biasbook.models import LanguageModel
+from biasbook.scoring.spans import tokens_in_span
 from biasbook.training.continual import IGNORE, TrainingRun, continual_training
 
 OBJECTIVES = {"mask-region": "masked", "clm": "causal", "region-target": "causal",
@@ -89,11 +90,6 @@ def toxic_corpus(scores, regions: Sequence[str], words: Sequence[str], top_k: in
                          "sentence": template.format(region=regions[i], description=word),
                          "region_start": start, "region_end": start + len(regions[i])})
     return pd.DataFrame(rows)
-
-
-def _region_tokens(offsets: Sequence[tuple[int, int]], start: int, end: int) -> list[bool]:
-    """Which tokens overlap the characters ``start:end`` (special tokens have empty spans)."""
-    return [b > a and a < end and b > start for a, b in offsets]
 
 
 def objective_for(lm: LanguageModel, objective: str) -> str:
@@ -149,8 +145,10 @@ def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
             end = start + len(placeholder)
         enc = lm.tokenizer(text, add_special_tokens=lm.kind != "causal",
                            return_offsets_mapping=True)
-        ids, region = list(enc["input_ids"]), _region_tokens(enc["offset_mapping"], start, end)
-        if not any(region):
+        ids = list(enc["input_ids"])
+        covered = set(tokens_in_span(enc["offset_mapping"], start, end))
+        region = [t in covered for t in range(len(ids))]
+        if not covered:
             raise ValueError(f"no token of {text!r} covers characters {start}:{end}")
         if objective == "mask-region":
             labels = [t if r else IGNORE for t, r in zip(ids, region, strict=True)]
