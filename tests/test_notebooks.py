@@ -22,6 +22,14 @@ def test_committed_notebooks_have_no_outputs(path):
     assert not dirty, f"cells {dirty} have outputs: clear them before committing"
 
 
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_cell_ids_are_unique(path):
+    """A repeated id is renamed by nbformat on every read, with a warning (and a moved anchor)."""
+    ids = [c["id"] for c in json.loads(path.read_text())["cells"] if "id" in c]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert not repeated, f"repeated cell ids: {repeated}"
+
+
 @pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS,
                          ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
 def test_chapter_notebooks_are_parameterised_and_listed(path):
@@ -32,9 +40,20 @@ def test_chapter_notebooks_are_parameterised_and_listed(path):
     chapter = path.parent.name
     assert path.name in profiles.chapter_spec(chapter)["notebooks"], \
         f"{path.name} is not listed in data/profiles/{chapter}.yml, so no profile runs it"
-    resolve = "".join(next(c for c in nb["cells"] if "profiles.resolve(" in "".join(c["source"]))
-                      ["source"])
-    assert f'"{path.stem}"' in resolve, "resolve() names the notebook, to get its own parameters"
+    header = f'P = profiles.from_notebook("{chapter}", "{path.stem}", globals())'
+    assert any(header in "".join(c["source"]) for c in nb["cells"]), \
+        "the header reads its parameters cell through profiles.from_notebook"
+
+
+@pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS,
+                         ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_every_declared_parameter_is_one_the_profiles_give_the_notebook(path):
+    """from_notebook reads only the names a profile gives the notebook: a declared name that no
+    profile knows would be read by nobody."""
+    for profile in profiles.PROFILES:
+        known = profiles.notebook_params(path.parent.name, profile, path.name)
+        unknown = sorted(set(profiles.declared_params(path)) - set(known))
+        assert not unknown, f"profile {profile!r} gives {path.name} no {unknown}"
 
 
 @pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS,

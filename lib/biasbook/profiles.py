@@ -28,6 +28,7 @@ chapter declares is an error that lists the valid ones.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -135,6 +136,24 @@ def resolve(chapter: str, profile: str, notebook: str, **overrides) -> dict:
     if resolved.get("torch_threads") is not None:
         set_torch_threads(resolved["torch_threads"])
     return resolved
+
+
+def from_notebook(chapter: str, notebook: str, namespace: Mapping) -> dict:
+    """:func:`resolve` with a notebook's own parameters cell as the overrides, so that the
+    header names each parameter once: ``P = profiles.from_notebook(chapter, notebook,
+    globals())`` reads ``profile`` and every name the profile gives ``notebook`` that the
+    namespace holds as a value (``None``, a number, a string, a list or a mapping; an imported
+    module of the same name is not a parameter).
+
+    >>> cell = {"profile": "smoke", "epochs": None, "lr": 0.5, "objective": __import__("math")}
+    >>> from_notebook("herb", "05-toxic-training", cell)
+    {'epochs': 1, 'lr': 0.5, 'profile': 'smoke'}
+    """
+    profile = namespace["profile"]
+    values = (type(None), bool, int, float, str, list, tuple, dict)
+    overrides = {k: namespace[k] for k in notebook_params(chapter, profile, notebook)
+                 if isinstance(namespace.get(k, ...), values)}
+    return resolve(chapter, profile, notebook, **overrides)
 
 
 def set_torch_threads(n: int) -> None:
