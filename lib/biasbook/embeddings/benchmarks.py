@@ -31,8 +31,8 @@ missing word gets a dot product smaller than a cosine, and an analogy whose answ
 counts as wrong. ``oov="drop"`` scores only the items whose words all have vectors. Both report
 ``n_oov``. Pass ``vocabulary`` (e.g. the words every compared model has) to score several models
 on the same words. ``lowercase=True`` (default in :func:`evaluate`) lower-cases the benchmark
-words, for uncased vectors, by the case rule of every lookup
-(:func:`biasbook.embeddings.vectors.normalise`, ``case="lower"``).
+words, for uncased vectors. The words are looked up as every embedding metric looks them up,
+through :func:`biasbook.embeddings.vectors.oov_report` (``case="lower"`` or ``"exact"``).
 
 >>> import numpy as np
 >>> from biasbook.embeddings.vectors import from_arrays
@@ -44,7 +44,7 @@ words, for uncased vectors, by the case rule of every lookup
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import resources, validate
-from biasbook.embeddings.vectors import normalise
+from biasbook.embeddings.vectors import oov_report
 
 OOV_MODES = ("mean", "drop")
 SEMEVAL_METRICS = ("spearman", "3cosadd")
@@ -133,20 +133,26 @@ def semeval_subcategories() -> dict[str, tuple[tuple, tuple]]:
 
 
 class _Lookup:
-    """Unit vectors of known words; with ``oov="mean"`` the mean unit vector for the rest."""
+    """The benchmark's words through :func:`~biasbook.embeddings.vectors.oov_report` (the one
+    lookup step and case rule); unit vectors of known words, and with ``oov="mean"`` the mean
+    unit vector for the rest."""
 
-    def __init__(self, kv, vocabulary: Collection[str] | None, oov: str, lowercase: bool):
+    def __init__(self, kv, words: Iterable[str], vocabulary: Collection[str] | None, oov: str,
+                 lowercase: bool):
         self.kv, self.oov = kv, validate.choice("oov", oov, OOV_MODES)
         self.case = "lower" if lowercase else "exact"
         self.vocabulary = None if vocabulary is None else set(vocabulary)
+        words = list(dict.fromkeys(words))
+        self.report = oov_report(kv, {"benchmark": words}, case=self.case) if words else None
         self._mean = None
 
     def norm(self, word: str) -> str:
-        return normalise(word, self.case)  # the case rule of vectors.oov_report
+        """The key of ``word`` (as written, if the vectors lack it)."""
+        return self.report.key.get(word, word) if self.report else word
 
-    def known(self, word: str) -> bool:
-        return word in self.kv.key_to_index and (self.vocabulary is None or
-                                                 word in self.vocabulary)
+    def known(self, key: str) -> bool:
+        return key in self.kv.key_to_index and (self.vocabulary is None or
+                                                key in self.vocabulary)
 
     def rows(self, words: Sequence[str]) -> np.ndarray:
         """One row per word: its unit vector, or the (shorter) mean unit vector if unknown."""
@@ -179,7 +185,7 @@ def spearman_similarity(kv, pairs: Sequence[tuple[str, str]], scores: Sequence[f
     cosines (against web's dot products with the mean vector, for a missing word)."""
     from scipy.stats import spearmanr
 
-    look = _Lookup(kv, vocabulary, oov, lowercase)
+    look = _Lookup(kv, (w for p in pairs for w in p), vocabulary, oov, lowercase)
     pairs = [(look.norm(a), look.norm(b)) for a, b in pairs]
     has_oov = np.array([not (look.known(a) and look.known(b)) for a, b in pairs], dtype=bool)
     use = ~has_oov if oov == "drop" else np.ones(len(pairs), dtype=bool)
@@ -210,7 +216,7 @@ def categorisation_purity(kv, words: Sequence[str], labels: Sequence[str], *,
     from threadpoolctl import threadpool_limits
 
     validate.choice("cluster", cluster, CLUSTERINGS)
-    look = _Lookup(kv, vocabulary, oov, lowercase)
+    look = _Lookup(kv, words, vocabulary, oov, lowercase)
     words = [look.norm(w) for w in words]
     known = np.array([look.known(w) for w in words], dtype=bool)
     use = known if oov == "drop" else np.ones(len(words), dtype=bool)
@@ -242,7 +248,7 @@ def analogy_accuracy(kv, questions: Sequence[tuple[str, str, str, str]], *, oov:
     Candidates are the known words (the first ``restrict_vocab`` of ``kv``'s order if given) but
     a, b and c themselves.
     """
-    look = _Lookup(kv, vocabulary, oov, lowercase)
+    look = _Lookup(kv, (w for q in questions for w in q), vocabulary, oov, lowercase)
     questions = [tuple(look.norm(w) for w in q) for q in questions]
     candidates = kv.index_to_key[:restrict_vocab] if restrict_vocab else kv.index_to_key
     candidates = [w for w in candidates if look.known(w)]
@@ -288,7 +294,9 @@ def semeval_spearman(kv, subcategories: Mapping[str, tuple[Sequence, Sequence]],
     """
     from scipy.stats import spearmanr
 
-    look = _Lookup(kv, vocabulary, oov, lowercase)
+    look = _Lookup(kv, (w for prototypes, pairs in subcategories.values()
+                        for pair in (*prototypes, *pairs) for w in pair),
+                   vocabulary, oov, lowercase)
     rhos, used, n_oov = [], 0, 0
     for name, (prototypes, pairs) in subcategories.items():
         prototypes = [(look.norm(a), look.norm(b)) for a, b in prototypes]
