@@ -308,6 +308,71 @@ def _covers(test: dict, setting: dict) -> bool:
     return all(k in setting and setting[k] == v for k, v in test.items())
 
 
+def _test_side(numbers: pd.DataFrame, test: pd.Series, side) -> SimpleNamespace | None:
+    """The row of ``test``'s metric and run whose pair label is ``side`` and whose other labels
+    include the test's setting (with that row's setting for the column)."""
+    rows = numbers[(numbers["chapter"] == test["chapter"]) & (numbers["run"] == test["run"])
+                   & (numbers["key"] == test["metric"])]
+    for _, row in rows.iterrows():
+        labels = _labels(row["model"], row["label_map"])
+        setting = {k: v for k, v in labels.items() if k != test["pair_label"]}
+        if labels.get(test["pair_label"]) == side and _covers(test["setting_map"], setting):
+            return SimpleNamespace(value=row["value"], ci_low=row["ci_low"],
+                                   ci_high=row["ci_high"], setting_map=setting,
+                                   setting=_setting_text(setting))
+    return None
+
+
+def _tested_rows(numbers: pd.DataFrame, recorded: pd.DataFrame) -> tuple[list[dict], list]:
+    """:func:`comparisons`' rows of the recorded tests, and the tests found with both values."""
+    shown = set(zip(numbers["chapter"], numbers["profile"], numbers["key"], strict=True))
+    rows, tested = [], []
+    for _, test in recorded.iterrows():
+        a, b = _test_side(numbers, test, test["a"]), _test_side(numbers, test, test["b"])
+        found = a is not None and b is not None
+        if not found and not {(test["chapter"], test["profile"], k)
+                              for k in (test["metric"], test["test"] + TEST_SUFFIX)} & shown:
+            continue
+        if found:
+            tested.append(test)
+        # shown under the values' column where they share one (ethnic-bias' models do not)
+        same_column = found and a.setting_map == b.setting_map
+        rows.append({**{k: test[k] for k in PAIR_COLUMNS if k in test.index},
+                     "metric": test["metric"] if found else test["test"],
+                     "setting": a.setting if same_column else test["setting"],
+                     "value_a": _value_text(a.value, a.ci_low, a.ci_high) if found else "",
+                     "value_b": _value_text(b.value, b.ci_low, b.ci_high) if found else ""})
+    return rows, tested
+
+
+def _untested_rows(values: pd.DataFrame, tested: list) -> list[dict]:
+    """:func:`comparisons`' rows of the pairs of one column that no recorded test covers."""
+    def covered(one, other) -> bool:
+        return any(t["chapter"] == one.chapter and t["run"] == one.run == other.run
+                   and t["metric"] == one.key and t["pair_label"] == one.pair_label
+                   and {t["a"], t["b"]} == {one.side, other.side}
+                   and _covers(t["setting_map"], one.setting_map) for t in tested)
+
+    rows = []
+    columns = ["chapter", "profile", "key", "pair_label", "setting"]
+    with_ci = values[values["ci_low"].notna()].drop_duplicates([*columns, "side"], keep="first")
+    for (chapter, profile, key, _, setting), group in with_ci.groupby(columns, sort=False):
+        listed = list(group.sort_values("side", key=lambda s: s.astype(str)).itertuples())
+        for i, one in enumerate(listed):
+            for other in listed[i + 1:]:
+                if not covered(one, other):
+                    rows.append({
+                        "chapter": chapter, "profile": profile, "metric": key,
+                        "setting": setting, "a": one.side, "b": other.side,
+                        "value_a": _value_text(one.value, one.ci_low, one.ci_high),
+                        "value_b": _value_text(other.value, other.ci_low, other.ci_high),
+                        "difference": "", "p_holm": float("nan"), "supported": None,
+                        "mark": untested_mark(one.ci_low, one.ci_high, other.ci_low,
+                                              other.ci_high),
+                        "run": one.run if one.run == other.run else f"{one.run}, {other.run}"})
+    return rows
+
+
 def comparisons(numbers: pd.DataFrame, every: pd.DataFrame | None = None,
                 alpha: float = ALPHA) -> pd.DataFrame:
     """The pairs of ``numbers`` (rows of :func:`latest`) with their marks (module docstring).
@@ -333,61 +398,8 @@ def comparisons(numbers: pd.DataFrame, every: pd.DataFrame | None = None,
         pair_label=[s[0] for s in sides if s], side=[s[1] for s in sides if s],
         setting_map=[s[2] for s in sides if s])
     values["setting"] = values["setting_map"].map(_setting_text)
-    shown = set(zip(numbers["chapter"], numbers["profile"], numbers["key"], strict=True))
-    rows, tested = [], []
-
-    def value_of(test, side):
-        """The row of the test's metric and run whose pair label is ``side`` and whose other
-        labels include the test's setting (with that row's setting for the column)."""
-        rows = numbers[(numbers["chapter"] == test["chapter"]) & (numbers["run"] == test["run"])
-                       & (numbers["key"] == test["metric"])]
-        for _, row in rows.iterrows():
-            labels = _labels(row["model"], row["label_map"])
-            setting = {k: v for k, v in labels.items() if k != test["pair_label"]}
-            if labels.get(test["pair_label"]) == side and _covers(test["setting_map"], setting):
-                return SimpleNamespace(value=row["value"], ci_low=row["ci_low"],
-                                       ci_high=row["ci_high"], setting_map=setting,
-                                       setting=_setting_text(setting))
-        return None
-
-    for _, test in recorded.iterrows():
-        a, b = value_of(test, test["a"]), value_of(test, test["b"])
-        found = a is not None and b is not None
-        if not found and not {(test["chapter"], test["profile"], k)
-                              for k in (test["metric"], test["test"] + TEST_SUFFIX)} & shown:
-            continue
-        if found:
-            tested.append(test)
-        # shown under the values' column where they share one (ethnic-bias' models do not)
-        same_column = found and a.setting_map == b.setting_map
-        rows.append({**{k: test[k] for k in PAIR_COLUMNS if k in test.index},
-                     "metric": test["metric"] if found else test["test"],
-                     "setting": a.setting if same_column else test["setting"],
-                     "value_a": _value_text(a.value, a.ci_low, a.ci_high) if found else "",
-                     "value_b": _value_text(b.value, b.ci_low, b.ci_high) if found else ""})
-
-    def covered(one, other) -> bool:
-        return any(t["chapter"] == one.chapter and t["run"] == one.run == other.run
-                   and t["metric"] == one.key and t["pair_label"] == one.pair_label
-                   and {t["a"], t["b"]} == {one.side, other.side}
-                   and _covers(t["setting_map"], one.setting_map) for t in tested)
-
-    columns = ["chapter", "profile", "key", "pair_label", "setting"]
-    with_ci = values[values["ci_low"].notna()].drop_duplicates([*columns, "side"], keep="first")
-    for (chapter, profile, key, _, setting), group in with_ci.groupby(columns, sort=False):
-        listed = list(group.sort_values("side", key=lambda s: s.astype(str)).itertuples())
-        for i, one in enumerate(listed):
-            for other in listed[i + 1:]:
-                if not covered(one, other):
-                    rows.append({
-                        "chapter": chapter, "profile": profile, "metric": key,
-                        "setting": setting, "a": one.side, "b": other.side,
-                        "value_a": _value_text(one.value, one.ci_low, one.ci_high),
-                        "value_b": _value_text(other.value, other.ci_low, other.ci_high),
-                        "difference": "", "p_holm": float("nan"), "supported": None,
-                        "mark": untested_mark(one.ci_low, one.ci_high, other.ci_low,
-                                              other.ci_high),
-                        "run": one.run if one.run == other.run else f"{one.run}, {other.run}"})
+    rows, tested = _tested_rows(numbers, recorded)
+    rows += _untested_rows(values, tested)
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS)
     # one row per pair and setting: the newest run's (the other runs' settings differ only in
     # parameters that the atlas' columns do not show either)

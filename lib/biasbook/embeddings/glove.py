@@ -109,6 +109,31 @@ def objective(matrix, W, C, bw, bc, *, x_max: float = 100.0, alpha: float = 0.75
     return float(np.sum(weighting(coo.data, x_max, alpha) * diff**2))
 
 
+def _check_arguments(coo, vocab: Sequence[str] | None, *, dim: int, epochs: int,
+                     batch_size: int, lr: float, initial_accumulator: float, x_max: float,
+                     alpha: float, backend: str, custom_init: bool) -> None:
+    """:func:`train`'s arguments, each with its own message (NaN fails every bound)."""
+    if vocab is None or len(vocab) != coo.shape[0]:
+        raise ValueError(f"vocab must name the {coo.shape[0]} rows of the matrix")
+    repeated = sorted({w for w, n in Counter(vocab).items() if n > 1})
+    if repeated:
+        # KeyedVectors keeps one row per word: the other rows would be trained and lost
+        raise ValueError(f"vocab repeats {repeated[:10]} ({len(repeated)} words): each row of "
+                         "the matrix needs its own word")
+    if dim < 1 or epochs < 0 or batch_size < 1:
+        raise ValueError("need dim >= 1, epochs >= 0, batch_size >= 1")
+    for name, value in (("lr", lr), ("initial_accumulator", initial_accumulator),
+                        ("x_max", x_max)):
+        if not (np.isfinite(value) and value > 0):  # written so that NaN fails too
+            raise ValueError(f"{name} must be finite and > 0, got {value}")
+    if not (np.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
+    if backend not in ("numba", "torch"):
+        raise ValueError(f"backend must be 'numba' or 'torch', got {backend!r}")
+    if custom_init:
+        raise ValueError("a custom init is not part of the cache key: pass cache=False")
+
+
 def train(
     matrix,
     vocab: Sequence[str] | None = None,
@@ -138,25 +163,9 @@ def train(
         vocab = matrix.vocab.tolist() if vocab is None else vocab
         matrix = matrix.total
     coo = _entries(matrix)
-    if vocab is None or len(vocab) != coo.shape[0]:
-        raise ValueError(f"vocab must name the {coo.shape[0]} rows of the matrix")
-    repeated = sorted({w for w, n in Counter(vocab).items() if n > 1})
-    if repeated:
-        # KeyedVectors keeps one row per word: the other rows would be trained and lost
-        raise ValueError(f"vocab repeats {repeated[:10]} ({len(repeated)} words): each row of "
-                         "the matrix needs its own word")
-    if dim < 1 or epochs < 0 or batch_size < 1:
-        raise ValueError("need dim >= 1, epochs >= 0, batch_size >= 1")
-    for name, value in (("lr", lr), ("initial_accumulator", initial_accumulator),
-                        ("x_max", x_max)):
-        if not (np.isfinite(value) and value > 0):  # written so that NaN fails too
-            raise ValueError(f"{name} must be finite and > 0, got {value}")
-    if not (np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
-    if backend not in ("numba", "torch"):
-        raise ValueError(f"backend must be 'numba' or 'torch', got {backend!r}")
-    if init is not None and cache:
-        raise ValueError("a custom init is not part of the cache key: pass cache=False")
+    _check_arguments(coo, vocab, dim=dim, epochs=epochs, batch_size=batch_size, lr=lr,
+                     initial_accumulator=initial_accumulator, x_max=x_max, alpha=alpha,
+                     backend=backend, custom_init=init is not None and cache)
     hyper = {"dim": dim, "epochs": epochs, "x_max": x_max, "alpha": alpha, "lr": lr,
              "initial_accumulator": initial_accumulator, "batch_size": batch_size, "seed": seed,
              "backend": backend, "device": device if backend == "torch" else None}

@@ -128,26 +128,7 @@ def birm(
     """
     choice("side", side, SIDES)
     _check_channels(m)
-    xs, ys = m.params["markers"]
-    known = set(m.vocab.tolist())
-    missing = {"x": [w for w in xs if w not in known], "y": [w for w in ys if w not in known],
-               "neutralize": []}
-    for name, words in (("X", xs), ("Y", ys)):
-        if not known.intersection(words):
-            raise ValueError(f"no word of {name} {list(words)} is in the vocabulary: BIRM needs "
-                             "both marker sets in the corpus")
-    if neutralize is None:
-        neutral = ~np.isin(m.vocab, [*xs, *ys])
-    else:
-        wanted = word_list("neutralize", neutralize)
-        missing["neutralize"] = [w for w in wanted if w not in known]
-        if len(missing["neutralize"]) == len(wanted):
-            raise ValueError(f"none of {wanted[:10]} is in the vocabulary: nothing to neutralise")
-        if missing["neutralize"]:
-            warnings.warn(f"words to neutralise {missing['neutralize'][:10]} "
-                          f"({len(missing['neutralize'])} of {len(wanted)}) are not in the "
-                          "vocabulary", stacklevel=2)
-        neutral = np.isin(m.vocab, wanted)
+    neutral, missing = _neutral_words(m, neutralize)
     s = marginals(m)
     ok_word = (s["rx"] > 0) & (s["ry"] > 0) & (s["cx"] > 0) & (s["cy"] > 0)
     total = m.total.tocsr(copy=True)
@@ -187,6 +168,33 @@ def birm(
         "dropped_words": len(dropped),
     }
     return BirmResult(out, ok_word, dropped, summary, missing)
+
+
+def _neutral_words(m: WordContextMatrix, neutralize: Iterable[str] | None
+                   ) -> tuple[np.ndarray, dict[str, list[str]]]:
+    """:func:`birm`'s words to neutralise (a mask over ``m.vocab``) and the words of X, Y and
+    ``neutralize`` that the vocabulary lacks (an error where a whole set is missing)."""
+    xs, ys = m.params["markers"]
+    known = set(m.vocab.tolist())
+    missing = {"x": [w for w in xs if w not in known], "y": [w for w in ys if w not in known],
+               "neutralize": []}
+    for name, words in (("X", xs), ("Y", ys)):
+        if not known.intersection(words):
+            raise ValueError(f"no word of {name} {list(words)} is in the vocabulary: BIRM needs "
+                             "both marker sets in the corpus")
+    if neutralize is None:
+        neutral = ~np.isin(m.vocab, [*xs, *ys])
+    else:
+        wanted = word_list("neutralize", neutralize)
+        missing["neutralize"] = [w for w in wanted if w not in known]
+        if len(missing["neutralize"]) == len(wanted):
+            raise ValueError(f"none of {wanted[:10]} is in the vocabulary: nothing to neutralise")
+        if missing["neutralize"]:
+            warnings.warn(f"words to neutralise {missing['neutralize'][:10]} "
+                          f"({len(missing['neutralize'])} of {len(wanted)}) are not in the "
+                          "vocabulary", stacklevel=3)
+        neutral = np.isin(m.vocab, wanted)
+    return neutral, missing
 
 
 def _aligned(pattern: sparse.csr_matrix, part: sparse.csr_matrix) -> np.ndarray:
