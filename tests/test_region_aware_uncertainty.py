@@ -15,6 +15,7 @@ from biasbook import stats
 from biasbook.chapters.region_aware import (
     pairing,
     personas,
+    topic_measures,
     topic_pair_weat,
     topics,
     weat_across_regions,
@@ -203,7 +204,7 @@ def test_the_topic_share_of_a_resample_is_alignments_on_the_resampled_documents(
     want = []
     for row in idx:
         sample = documents.iloc[row]
-        table = topics.alignment(sample["topic"], sample["probability"], sample["group"])
+        table = topic_measures.alignment(sample["topic"], sample["probability"], sample["group"])
         genders = table[f"gender_by_{rule}"]
         f, m = (genders == "F").sum(), (genders == "M").sum()
         want.append(f / (f + m) if f + m else np.nan)
@@ -212,7 +213,7 @@ def test_the_topic_share_of_a_resample_is_alignments_on_the_resampled_documents(
 
 def test_female_topic_share_intervals_take_the_summarys_number(documents):
     fit = topics.RegionTopics("Asia", pd.DataFrame({"topic": [0, 1, 2, 3]}), documents, 10, "k")
-    genders = topics.alignment(documents["topic"], documents["probability"],
+    genders = topic_measures.alignment(documents["topic"], documents["probability"],
                                documents["group"])["gender_by_probability"]
     share = (genders == "F").sum() / genders.isin(["F", "M"]).sum()
     summary = pd.DataFrame({"region": ["Asia"], "female_topic_share": [share],

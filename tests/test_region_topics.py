@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasbook.chapters.region_aware import gendered, pairing, topics
+from biasbook.chapters.region_aware import gendered, pairing, topic_measures, topics
 
 # --------------------------------------------------------------------------- F/M-aligned data
 
@@ -84,7 +84,7 @@ def test_bad_input_is_refused():
 
 def test_alignment_probabilities_by_hand():
     #            topic:  0    0    0    0    1    1    2    -1
-    table = topics.alignment(
+    table = topic_measures.alignment(
         [0, 0, 0, 0, 1, 1, 2, -1], [0.8, 0.6, 0.3, 0.5, 0.7, 0.7, 0.2, 0.9],
         ["F", "F", "M", "M", "F", "M", "M", "F"]).set_index("topic")
     # topic 0: p_F = (0.8 + 0.6) / 2 = 0.7 > p_M = (0.3 + 0.5) / 2 = 0.4 -> F
@@ -103,18 +103,19 @@ def test_alignment_probabilities_by_hand():
 def test_assigned_probability_reads_both_of_bertopics_shapes():
     # several topics: a matrix, read at each example's topic; one topic: a vector
     matrix = [[0.2, 0.7, 0.1], [0.3, 0.3, 0.4], [0.5, 0.1, 0.4]]
-    assert topics.assigned_probability([1, 2, -1], matrix).tolist() == [0.7, 0.4, 0.0]
-    assert topics.assigned_probability([0, 0, -1], [0.8, 0.6, 0.1]).tolist() == [0.8, 0.6, 0.0]
-    assert topics.assigned_probability([-1, -1], None).tolist() == [0.0, 0.0]  # no topic at all
+    picked = topic_measures.assigned_probability
+    assert picked([1, 2, -1], matrix).tolist() == [0.7, 0.4, 0.0]
+    assert picked([0, 0, -1], [0.8, 0.6, 0.1]).tolist() == [0.8, 0.6, 0.0]
+    assert picked([-1, -1], None).tolist() == [0.0, 0.0]  # no topic at all
     with pytest.raises(ValueError, match="probabilities for"):
-        topics.assigned_probability([0, 0, 0], [0.5, 0.5])
+        picked([0, 0, 0], [0.5, 0.5])
     with pytest.raises(ValueError, match="probability matrix"):
-        topics.assigned_probability([0, 3], [[0.1, 0.2], [0.3, 0.4]])
+        picked([0, 3], [[0.1, 0.2], [0.3, 0.4]])
 
 
 def test_alignment_refuses_unknown_groups():
     with pytest.raises(ValueError, match="'F' or 'M'"):
-        topics.alignment([0], [0.5], ["X"])
+        topic_measures.alignment([0], [0.5], ["X"])
 
 
 # --------------------------------------------------------------------------- u_mass
@@ -138,7 +139,7 @@ def test_umass_matches_the_formula_on_a_toy_corpus():
     docs = [["cat", "dog", "pet"], ["cat", "pet"], ["dog", "bone"], ["cat", "dog"],
             ["fish", "pet", "water"], ["water", "boat"], ["boat", "sail", "water"], ["cat"]]
     topic_words = [["cat", "dog", "pet"], ["water", "boat", "sail", "fish"], ["bone", "sail"]]
-    got = topics.umass(topic_words, docs)
+    got = topic_measures.umass(topic_words, docs)
     expected = [_umass_by_hand(w, docs) for w in topic_words]
     assert got == pytest.approx(expected, rel=1e-9)
     # hand value of the first topic: pairs (dog|cat) 2/4, (pet|cat) 2/4, (pet|dog) 1/3
@@ -153,7 +154,7 @@ def test_umass_and_mimnos_plus_one_form_rank_equal_length_topics_oppositely():
     docs = ([["alpha", "beta"], ["alpha"]]                      # D(alpha) = 2, D(alpha, beta) = 1
             + [["gamma", "delta"]] * 6 + [["gamma"]] * 4)       # D(gamma) = 10, D(gamma, delta) = 6
     rare, frequent = ["alpha", "beta"], ["gamma", "delta"]
-    gensim_form = topics.umass([rare, frequent], docs)
+    gensim_form = topic_measures.umass([rare, frequent], docs)
     # gensim: log((D(w2, w1) / n + 1e-12) / (D(w1) / n))
     assert gensim_form[0] == pytest.approx(math.log(1 / 2))     # -0.693
     assert gensim_form[1] == pytest.approx(math.log(6 / 10))    # -0.511: the frequent pair leads
@@ -164,7 +165,7 @@ def test_umass_and_mimnos_plus_one_form_rank_equal_length_topics_oppositely():
 
 def test_umass_refuses_words_absent_from_the_corpus():
     with pytest.raises(ValueError, match="absent"):
-        topics.umass([["cat", "unicorn"]], [["cat", "dog"]])
+        topic_measures.umass([["cat", "unicorn"]], [["cat", "dog"]])
 
 
 # --------------------------------------------------------------------------- topic pairs

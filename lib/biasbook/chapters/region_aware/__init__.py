@@ -8,7 +8,8 @@
   fastText vectors per evaluation domain and region (Table 4).
 - :mod:`.iat`: Sec. 4.3's IAT protocol as a small text test a reader can take.
 - :mod:`.figures`: the pipeline diagram and effect-size heat maps.
-- :mod:`.topics`, :mod:`.personas`: Secs. 4.1-4.2 and 6 (BERTopic topics, topic pairs, personas).
+- :mod:`.topics`, :mod:`.personas`: Secs. 4.1-4.2 and 6 (BERTopic topics, topic pairs, personas);
+  :mod:`.topic_measures`: each topic's gender alignment and coherence.
 - :mod:`.uncertainty` (with :mod:`.uncertainty_topics`, :mod:`.uncertainty_pairs`,
   :mod:`.uncertainty_personas`): 95% intervals over what each number averages over (target
   words, documents, topic words, pairs, topics) and the region tests with Holm's correction.

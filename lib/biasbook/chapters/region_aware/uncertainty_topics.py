@@ -66,7 +66,7 @@ def topic_share_statistic(documents: pd.DataFrame, topic_ids: Sequence[int], *,
     """``statistic(idx, axis=-1)``: the share of F topics among the F and M topics of
     ``topic_ids`` when the region's examples are those at positions ``idx`` (a resample of
     ``documents``: ``topic``, ``group``, ``probability``). Each topic's gender is recomputed as
-    :func:`.topics.alignment` does (``rule="probability"``: :math:`p_{Ft}` against
+    :func:`.topic_measures.alignment` does (``rule="probability"``: :math:`p_{Ft}` against
     :math:`p_{Mt}`, 0 for an empty group; ``"share"``: the topic's F share against the
     resample's); a topic left without examples is neither.
 
