@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from biasbook import cli, plan, profiles
+from biasbook import cli, flops, plan, profiles
 
 
 def resolved(chapter: str, profile: str, **params) -> dict[str, dict]:
@@ -122,7 +122,7 @@ def test_lm_gender_bias_counts_steps_per_lambda_and_seed():
     assert steps == [2, 3, 3, 3] * 2 + [3] * 4
     generated = rows(works, unit="generated tokens")
     assert len(generated) == 3 * 2 + 4 and {w.count for w in generated} == {30}
-    per_token = plan.lstm_flops_per_token(1, 8, 8, 2000)
+    per_token = flops.lstm_flops_per_token(1, 8, 8, 2000)
     assert generated[0].flops == 30 * per_token and steps and works[0].flops == (
         plan.TRAINING_FACTOR * 1400 * per_token)
 
@@ -173,9 +173,9 @@ def test_times_divide_flops_by_the_rates_and_the_gpu_only_takes_gpu_work():
 
 
 def test_this_machine_is_measured_in_flops_per_second():
-    rate = plan.measure("causal")
+    rate = flops.measure("causal")
     assert math.isfinite(rate) and rate > 1e7
-    assert plan.measure("masked") == rate  # one transformer probe serves every kind
+    assert flops.measure("masked") == rate  # one transformer probe serves every kind
 
 
 def test_hub_models_are_downloads_and_folders_are_not(tmp_path):

@@ -16,7 +16,7 @@ vectors (WEAT permutations, benchmarks): CPU work in seconds to minutes, not est
 
 from __future__ import annotations
 
-from biasbook import plan
+from biasbook import flops, plan
 
 METHODS = ("original", "birm", "cds")
 UN_SPEECHES, UN_TOKENS_PER_SPEECH = 10_952, 3_300  # the UN General Debates: about 3,300 a speech
@@ -52,7 +52,7 @@ def _nonzeros(tokens: int, matrix: dict) -> int:
 
 def _counting(notebook: str, what: str, tokens: int, matrix: dict) -> plan.Work:
     return plan.Work(notebook, what, tokens, "tokens counted", tokens=tokens,
-                     flops=plan.counting_flops(tokens, matrix["window"]), engine="counting",
+                     flops=flops.counting_flops(tokens, matrix["window"]), engine="counting",
                      cache_bytes=MATRIX_BYTES_PER_NONZERO * _nonzeros(tokens, matrix))
 
 
@@ -75,7 +75,7 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
         for what, epochs in runs:
             out.append(plan.Work(
                 "02", f"{what}: {epochs} epochs, {glove['dim']}d", nonzeros * epochs,
-                "GloVe updates", flops=plan.glove_flops(nonzeros, glove["dim"], epochs),
+                "GloVe updates", flops=flops.glove_flops(nonzeros, glove["dim"], epochs),
                 engine="glove", note=f"about {plan.number(nonzeros)} non-zeros"))
     return out
 

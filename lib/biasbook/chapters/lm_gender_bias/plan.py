@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from biasbook import plan
+from biasbook import flops, plan
 from biasbook.chapters.lm_gender_bias.sweep import per_corpus
 
 #: Tokens of each corpus as the notebooks read it (counted on the mirror): 01 measures PTB train
@@ -41,7 +41,7 @@ def _measured(name: str, p: dict) -> int:
 
 def _counting(what: str, tokens: int, window: int) -> plan.Work:
     return plan.Work("01", what, tokens, "tokens counted", tokens=tokens,
-                     flops=plan.counting_flops(tokens, window), engine="counting")
+                     flops=flops.counting_flops(tokens, window), engine="counting")
 
 
 def work(params: dict[str, dict]) -> list[plan.Work]:
@@ -68,7 +68,7 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
 def _sweep(name: str, p: dict) -> list[plan.Work]:
     lstm, gen = p["lstm"], p["generation"]
     vocab = per_corpus(p["vocab_size"], name)
-    per_token = plan.lstm_flops_per_token(lstm["layers"], lstm["hidden"], lstm["emb"], vocab)
+    per_token = flops.lstm_flops_per_token(lstm["layers"], lstm["hidden"], lstm["emb"], vocab)
     params = 4 * (vocab * lstm["emb"] + lstm["hidden"] * lstm["emb"] + sum(
         4 * lstm["hidden"] * ((lstm["emb"] if i == 0 else lstm["hidden"]) + lstm["hidden"])
         for i in range(lstm["layers"])))

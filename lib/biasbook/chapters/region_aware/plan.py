@@ -16,7 +16,7 @@ each. WEAT permutations (02, 05) are CPU work, counted but not estimated.
 
 from __future__ import annotations
 
-from biasbook import plan
+from biasbook import flops, plan
 from biasbook.chapters.region_aware import corpora, personas, topics
 
 REGIONS = len(corpora.REGIONS)
@@ -31,7 +31,7 @@ WORD2VEC_WINDOW = 5
 
 
 def _embedding(notebook: str, what: str, docs: int, tokens: int, settings: dict) -> plan.Work:
-    engine_flops = plan.word2vec_flops(tokens, settings["vector_size"],
+    engine_flops = flops.word2vec_flops(tokens, settings["vector_size"],
                                        settings.get("window", WORD2VEC_WINDOW),
                                        settings["epochs"])
     return plan.Work(notebook, what, docs, "documents", tokens=tokens, flops=engine_flops,
