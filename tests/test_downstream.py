@@ -16,7 +16,14 @@ import pytest
 import torch
 
 from biasbook.chapters.herb import downstream as ds
-from biasbook.chapters.herb import propagation, regions, sentence_scores, tables, toxic
+from biasbook.chapters.herb import (
+    propagation,
+    propagation_tables,
+    regions,
+    sentence_scores,
+    tables,
+    toxic,
+)
 from biasbook.models import fingerprint, from_model
 from biasbook.testing import tiny_model, tiny_tokenizer
 from biasbook.training import classifiers, continual
@@ -369,7 +376,7 @@ def test_overall_metrics_and_table4_overall():
     assert got["country_all", "accuracy"] == pytest.approx(pooled)  # Narnia left out
     assert rows.set_index(["testset", "metric"]).at[("original", "accuracy"), "paper"] == \
         pytest.approx(ds.paper_overall().at[("hatespeech18", "original"), "accuracy"])
-    table = propagation.table4_overall(rows)
+    table = propagation_tables.table4_overall(rows)
     drop = table.loc[("hatespeech18", "m", "accuracy"), ("ours", "drop")]
     assert drop == pytest.approx(got["original", "accuracy"] - pooled)
 
@@ -379,7 +386,7 @@ def test_table4_regions_keeps_the_papers_regions_as_shares():
     p0, p = _fake_per_region(names)
     frame = ds.region_changes(p0, p, names)
     data = {"hatespeech18": (None, pd.DataFrame({"label": np.zeros(40)}))}
-    table4 = propagation.table4_regions({("hatespeech18", "m"): frame}, data)
+    table4 = propagation_tables.table4_regions({("hatespeech18", "m"): frame}, data)
     assert table4.index.get_level_values("region").tolist() == ["Ireland", "Mexico City"]
     ireland = table4.loc[("hatespeech18", "m", "Ireland")]
     assert ireland["share_up"] == (p[1] > p0).sum() / 40
@@ -389,9 +396,9 @@ def test_table4_regions_keeps_the_papers_regions_as_shares():
                                                                "share_up"])
     assert table4.loc[("hatespeech18", "m", "Mexico City"), "paper avg_up"] == pytest.approx(
         paper.at[("hatespeech18", "Mexico-City"), "avg_up"])  # spelt as printed in the paper
-    wide = propagation.ours_vs_paper(table4)
+    wide = propagation_tables.ours_vs_paper(table4)
     assert wide[("share_up", "ours")].tolist() == table4["share_up"].tolist()
-    none = propagation.table4_regions({("hatespeech18", "m"): frame.loc[["France"]]}, data)
+    none = propagation_tables.table4_regions({("hatespeech18", "m"): frame.loc[["France"]]}, data)
     assert none.empty
 
 
@@ -403,17 +410,17 @@ def test_table5_and_continent_means_against_loops():
     for seed, key in enumerate([("hatespeech18", "m"), ("imdb", "m")]):
         p0, p = _fake_per_region(names, seed)
         per_region[key] = ds.region_changes(p0, p, names)
-    t5 = propagation.table5(per_region, countries["name"])
+    t5 = propagation_tables.table5(per_region, countries["name"])
     hate = per_region["hatespeech18", "m"]
     assert t5.index.tolist() == ["m"]
     assert t5.at["m", "all/neg_to_pos"] == pytest.approx(hate.loc[names[:4], "neg_to_pos"].mean())
     assert t5.at["m", "w/o Ireland/pos_to_neg"] == pytest.approx(
         hate.loc[["France", "Japan", "Kenya"], "pos_to_neg"].mean())
     assert "w/o Mexico/neg_to_pos" not in t5.columns
-    assert list(propagation.relabel(t5).columns)[0] == "w/o Ireland/noHate→hate"
-    both = propagation.table5_vs_paper(t5)
+    assert list(propagation_tables.relabel(t5).columns)[0] == "w/o Ireland/noHate→hate"
+    both = propagation_tables.table5_vs_paper(t5)
     assert both.loc[("paper", "BERT-base"), "all/hate→noHate"] == pytest.approx(1.3645)
-    means = propagation.change_by_continent(per_region, countries)
+    means = propagation_tables.change_by_continent(per_region, countries)
     imdb = per_region["imdb", "m"]
     row = means.query("task == 'imdb' and continent == 'EU'")
     assert row["mean_change"].item() == pytest.approx(

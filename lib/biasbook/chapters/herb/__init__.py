@@ -24,7 +24,7 @@ Experiments, one module per question:
 - :mod:`.sensitivity`      other wordings of the template and other word lists (02)
 - :mod:`.representations`  hidden states of the region names and how they cluster (03)
 - :mod:`.downstream`       Sec. 4.5: task data, region prefixes, the statistics of Tables 4-5
-- :mod:`.propagation`      Sec. 4.5: the experiment of notebook 04 (classifiers, tables, vs HERB)
+- :mod:`.propagation`      Sec. 4.5: the experiment of notebook 04 (classifiers, vs HERB)
 - :mod:`.toxic`            Sec. 4.7: the toxic corpus, its training examples, HERB along the epochs
 
 Tables, ours next to the paper's:
@@ -33,6 +33,7 @@ Tables, ours next to the paper's:
                            table under a reading of its columns, ours merged with them
 - :mod:`.tables`           Tables 1, 2, 3 and 6 (:func:`~.tables.bias_summary` is one row) and
                            what C_w is made of (02)
+- :mod:`.propagation_tables` Tables 4 and 5 and Fig. 4's continent means (04)
 
 Figures: :mod:`.maps` draws Fig. 1 (one descriptor on a map) and lays out Fig. 3 (country
 representations); the other figures are drawn next to what they show (``plot_*`` of
