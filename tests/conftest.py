@@ -37,3 +37,22 @@ def tok():
     from biasbook import testing
 
     return testing.tiny_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def spell_models():
+    """Tiny BERT and GPT-2 (``"bert"``, ``"gpt2"``) on the spelling tokenizer, weights scaled by 8:
+    peaked distributions, so that the attribute in a template changes the probabilities."""
+    import torch
+
+    from biasbook import models, testing
+
+    spell = testing.tiny_tokenizer(spell=True)
+    out = {}
+    for arch in ("bert", "gpt2"):
+        model = testing.tiny_model(arch, len(spell))
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(8)
+        out[arch] = models.from_model(model, spell, name=f"tiny-{arch}")
+    return out

@@ -2,9 +2,7 @@
 
 import numpy as np
 import pytest
-import torch
 
-from biasbook import models, testing
 from biasbook.chapters.ethnic_bias import data, sensitivity
 from biasbook.chapters.ethnic_bias.pipeline import cb_scores
 
@@ -15,16 +13,8 @@ ATTRIBUTES = ["Enemy", "Pirate", "Doctor"]
 
 
 @pytest.fixture(scope="module")
-def lms():
-    spell = testing.tiny_tokenizer(spell=True)
-    out = {}
-    for arch in ("bert", "gpt2"):
-        model = testing.tiny_model(arch, len(spell))
-        with torch.no_grad():  # larger weights: peaked distributions, attributes that matter
-            for p in model.parameters():
-                p.mul_(8)
-        out[arch] = models.from_model(model, spell, name=f"tiny-{arch}")
-    return out
+def lms(spell_models):
+    return spell_models
 
 
 def test_the_books_paraphrase_sets_load_with_the_originals_slots():

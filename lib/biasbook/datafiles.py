@@ -15,6 +15,7 @@ FileNotFoundError: no data file herb/no-such-file.yml; herb has: descriptors, pa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,3 +50,29 @@ def paper_results(chapter: str) -> Any:
     """The numbers a chapter's paper reports, transcribed in ``data/<chapter>/paper_results.yml``.
     """
     return load(chapter, "paper_results")
+
+
+def paraphrase_sets(chapter: str, names: Sequence[str] | None = None, *,
+                    original: str = "original") -> tuple[dict, list[str]]:
+    """``data/<chapter>/paraphrases.yml`` and the names of its sets in ``names`` (None: all),
+    checked: each one the file has, none twice, none called ``original`` (the chapter's own
+    wording's name in its tables).
+
+    >>> spec, names = paraphrase_sets("herb")
+    >>> names == list(spec["sets"])
+    True
+    >>> paraphrase_sets("herb", ["reworded", "reworded"])
+    Traceback (most recent call last):
+    ...
+    ValueError: paraphrase sets must be distinct and not 'original': ['reworded', 'reworded']
+    """
+    spec = load(chapter, "paraphrases")
+    known = spec["sets"]
+    names = list(known) if names is None else list(names)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise KeyError(f"paraphrase sets {unknown} are not in data/{chapter}/paraphrases.yml; "
+                       f"it has {list(known)}")
+    if len(set(names)) != len(names) or original in names:
+        raise ValueError(f"paraphrase sets must be distinct and not {original!r}: {names}")
+    return spec, names

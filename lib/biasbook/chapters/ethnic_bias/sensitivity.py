@@ -84,17 +84,10 @@ def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseS
 
     Used in: ethnic-bias/02.
     """
-    spec = datafiles.load(data.CHAPTER, "paraphrases")
+    spec, names = datafiles.paraphrase_sets(data.CHAPTER, names, original=ORIGINAL)
     if spec.get("language") != LANGUAGE:
         raise ValueError("data/ethnic-bias/paraphrases.yml must reword English templates")
     known = spec["sets"]
-    names = list(known) if names is None else list(names)
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise KeyError(f"paraphrase sets {unknown} are not in data/ethnic-bias/paraphrases.yml; "
-                       f"it has {list(known)}")
-    if len(set(names)) != len(names) or ORIGINAL in names:
-        raise ValueError(f"paraphrase sets must be distinct and not {ORIGINAL!r}: {names}")
     english = data.book_language(LANGUAGE).templates
     out = {}
     for name in names:

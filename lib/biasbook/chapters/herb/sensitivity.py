@@ -91,18 +91,11 @@ def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseS
 
     Used in: herb/02.
     """
-    spec = datafiles.load("herb", "paraphrases")
+    spec, names = datafiles.paraphrase_sets("herb", names, original=ORIGINAL)
     if spec["original"] != TEMPLATE:
         raise ValueError(f"data/herb/paraphrases.yml paraphrases {spec['original']!r}, but the "
                          f"chapter scores {TEMPLATE!r}")
     known = spec["sets"]
-    names = list(known) if names is None else list(names)
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise KeyError(f"paraphrase sets {unknown} are not in data/herb/paraphrases.yml; it has "
-                       f"{list(known)}")
-    if len(set(names)) != len(names) or ORIGINAL in names:
-        raise ValueError(f"paraphrase sets must be distinct and not {ORIGINAL!r}: {names}")
     out = {}
     for name in names:
         templates = tuple(check_template(t) for t in known[name]["templates"])
