@@ -152,3 +152,20 @@ def test_staging_folders_of_interrupted_conversions_are_removed(tmp_path):
     os.utime(old, (past, past))
     models._remove_stale_staging(target)
     assert not old.exists() and fresh.exists(), "a conversion still running keeps its folder"
+
+
+def test_sampled_continuations_follow_the_seed():
+    from biasbook.testing import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    lm = models.from_model(tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
+    short, long = lm.encode("people in paris"), lm.encode("people in paris are kind .")
+
+    def sample(encoded, seed):
+        return models.sample_continuations(lm, encoded, max_new_tokens=6, seed=seed)
+
+    assert sample([short, long], 1) == sample([short, long], 1)
+    assert len(sample([short, long], 1)) == 2
+    bert = models.from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
+    with pytest.raises(ValueError, match="generated text needs a causal LM"):
+        models.sample_continuations(bert, [short], max_new_tokens=2)

@@ -384,3 +384,26 @@ def _verified_fingerprint(folder: Path, model: torch.nn.Module) -> str:
         raise ModelError(f"the cached weights in {folder} do not match their fingerprint: {advice}")
     store.write_text(folder / WEIGHTS_SHA256, resources.sha256_of(weights) + "\n")
     return stored
+
+
+def sample_continuations(lm: LanguageModel, encoded: list[list[int]], *, max_new_tokens: int,
+                         temperature: float = 1.0, seed: int = 0) -> list[str]:
+    """One sampled continuation of each token-id sequence in ``encoded`` (a causal ``lm``):
+    pure sampling at ``temperature`` (no top-k or top-p) after ``transformers.set_seed(seed)``,
+    the sequences in one batch padded on the left, each continuation decoded without special
+    tokens."""
+    from transformers import set_seed
+
+    if lm.kind != "causal":
+        raise ValueError(f"{lm.name} is a {lm.kind} model: generated text needs a causal LM")
+    tok = lm.tokenizer
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    width = max(map(len, encoded))
+    ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in encoded])
+    mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in encoded])
+    set_seed(seed)
+    with torch.inference_mode():
+        out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
+                                do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
+                                max_new_tokens=max_new_tokens, pad_token_id=pad)
+    return [tok.decode(row[width:], skip_special_tokens=True) for row in out]

@@ -44,7 +44,6 @@ from functools import cache
 
 import numpy as np
 import pandas as pd
-import torch
 from tqdm.auto import tqdm
 
 from biasbook import datafiles, models, store, validate
@@ -174,21 +173,10 @@ def generate(lm: models.LanguageModel, prompts: Sequence[str], *, seed: int,
 
 def _sample(lm: models.LanguageModel, prompts: list[str], seed: int, temperature: float,
             max_new_tokens: int) -> list[str]:
-    from transformers import set_seed
-
-    tok = lm.tokenizer
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     # The chat template already holds every special token the model expects.
-    encoded = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
-    width = max(len(ids) for ids in encoded)
-    ids = torch.tensor([[pad_id] * (width - len(s)) + s for s in encoded])
-    mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in encoded])
-    set_seed(seed)
-    with torch.inference_mode():
-        out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
-                                do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
-                                max_new_tokens=max_new_tokens, pad_token_id=pad_id)
-    return [tok.decode(row[width:], skip_special_tokens=True).strip() for row in out]
+    encoded = [lm.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+    return [text.strip() for text in models.sample_continuations(
+        lm, encoded, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)]
 
 
 def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = None, *,

@@ -18,13 +18,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-import torch
 
 from biasbook import profiles, store
 from biasbook.chapters.herb import data as herb_data
 from biasbook.chapters.herb import regions, sentence_scores
 from biasbook.embeddings import wordsets
-from biasbook.models import LanguageModel
+from biasbook.models import LanguageModel, sample_continuations
 
 from . import probe as probe_lib
 
@@ -116,29 +115,16 @@ def spec_for(recipes_from: str = "book", **changes) -> Spec:
 
 def generate_texts(lm: LanguageModel, prompts: Sequence[str], *, max_new_tokens: int,
                    temperature: float = 1.0, seed: int = 0, samples: int = 1) -> list[str]:
-    """``samples`` sampled continuations of each prompt (pure sampling at ``temperature``: no
-    top-k or top-p), prompts in one left-padded batch after ``transformers.set_seed(seed)``;
-    the prompt is read as the scoring engine reads text (``lm.prefix_ids``, e.g. BOS, first).
-    Only the continuations are returned, without special tokens.
+    """``samples`` sampled continuations of each prompt
+    (:func:`biasbook.models.sample_continuations`: pure sampling, one left-padded batch,
+    seeded); the prompt is read as the scoring engine
+    reads text (``lm.prefix_ids``, e.g. BOS, first).
 
     Used in: book/trust.
     """
-    from transformers import set_seed
-
-    if lm.kind != "causal":
-        raise ValueError(f"{lm.name} is a {lm.kind} model: generated text needs a causal LM")
-    tok = lm.tokenizer
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     encoded = [[*lm.prefix_ids, *lm.encode(p)] for p in prompts for _ in range(samples)]
-    width = max(map(len, encoded))
-    ids = torch.tensor([[pad] * (width - len(s)) + s for s in encoded])
-    mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in encoded])
-    set_seed(seed)
-    with torch.inference_mode():
-        out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
-                                do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
-                                max_new_tokens=max_new_tokens, pad_token_id=pad)
-    return [tok.decode(row[width:], skip_special_tokens=True) for row in out]
+    return sample_continuations(lm, encoded, max_new_tokens=max_new_tokens,
+                                temperature=temperature, seed=seed)
 
 
 def measure(lm: LanguageModel, spec: Spec, *, progress: bool | None = None
