@@ -138,7 +138,7 @@ def test_a_pair_with_one_shared_cell_gets_its_value_without_an_interval():
         attributes=ATTRIBUTES[:1]), "de": lang_result("de", 2, (2,), kind="masked")}}
     row = uncertainty_jsd.jsd_intervals(one, comparable=True).iloc[0]
     assert np.isfinite(row["value"]) and np.isnan(row["ci_low"]) and row["ci_units"] == 1
-    assert row["paper vs ours"] == "no interval (fewer than 2 cells)"
+    assert row["paper vs ours"] == "no interval"
 
 
 def test_the_papers_claim_is_tested_cell_by_cell_with_the_exact_permutation_p():

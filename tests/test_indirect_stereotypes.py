@@ -333,15 +333,14 @@ def test_table1_intervals_are_the_seeds_closed_form_t_interval():
     assert table["ours"].item().startswith("-5.00 [")
 
 
-def test_paper_check_and_comparability():
+def test_comparability_reasons_reach_the_paper_check():
     assert interval_tables.comparability({"source": "umbc"}, {"dim": 300}) == ""
     reason = interval_tables.comparability({"source": "un+imdb"}, {"dim": 50})
     assert reason.startswith("not comparable") and "50d" in reason
     frame = pd.DataFrame({"paper": [1.0, 3.0, None], "ci_low": [0.5, 0.5, 0.5],
                           "ci_high": [1.5, 1.5, 1.5]})
-    assert interval_tables.paper_check(frame, "paper", "") == ["inside", "outside",
-                                                                "no paper value"]
-    assert interval_tables.paper_check(frame, "paper", reason)[:2] == [reason, reason]
+    assert stats.paper_verdicts(frame, "paper", "") == ["inside", "outside", "no paper value"]
+    assert stats.paper_verdicts(frame, "paper", reason)[:2] == [reason, reason]
 
 
 def test_differences_table_carries_the_papers_difference_and_the_verdict():

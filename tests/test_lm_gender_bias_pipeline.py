@@ -713,9 +713,7 @@ def test_lambda_effects_need_two_seeds_and_a_spread():
     assert not flat["holds"].any() and "none." in uncertainty.effect_sentences(flat)
 
 
-def test_paper_check_and_reasons():
-    assert uncertainty.paper_check(0.80, 0.86, 0.86) == "inside"  # bounds included
-    assert uncertainty.paper_check(np.nan, np.nan, 0.83) == "no interval"
+def test_reasons_a_paper_number_is_not_comparable():
     assert uncertainty.train_reason("wikitext-2", "as-coded", "fixed").startswith("validation")
     assert uncertainty.train_reason("un-general-debates", "as-coded", "fixed") is None
     assert uncertainty.train_reason("ptb", "as-coded", "infinite").endswith("unknown")

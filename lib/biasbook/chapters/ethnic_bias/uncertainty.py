@@ -11,9 +11,8 @@ perplexity resamples held-out sentences instead (:data:`SENTENCES`).
 
 This module holds what every interval of the chapter uses: the record fields of one interval
 (:func:`interval_row`) or one paired test (:func:`difference_row`), how a table prints them
-(:func:`text`, :func:`ci_text`), whether the paper's number lies inside (:func:`paper_verdict`),
-Holm's correction over a family (:func:`family`) and the floor of a permutation p-value
-(:func:`smallest_p`): a permutation test over ``n`` cells cannot give a p-value below
+(:func:`text`, :func:`ci_text`), Holm's correction over a family (:func:`family`) and the
+floor of a permutation p-value (:func:`smallest_p`): a permutation test over ``n`` cells cannot give a p-value below
 ``2 / 2**n``; with 5 cells, 0.0625. The intervals themselves are computed per number in
 :mod:`.uncertainty_cb` (CB scores, notebooks 02 and 03), :mod:`.uncertainty_jsd` (divergences,
 notebook 03) and :mod:`.uncertainty_mitigation` (notebook 04).
@@ -40,29 +39,6 @@ SENTENCES = "held-out sentences"
 #: The record fields of an interval that could not be computed (fewer than two items).
 NO_INTERVAL = {"ci_low": np.nan, "ci_high": np.nan, "ci_level": np.nan, "ci_unit": None,
                 "ci_units": np.nan, "ci_method": None}
-
-
-def paper_verdict(theirs, low: float, high: float, comparable: bool,
-                  why: str = "another model") -> str:
-    """Whether the paper's number ``theirs`` lies inside our interval ``[low, high]``, or why the
-    question cannot be asked.
-
-    Used in: ethnic-bias/02, ethnic-bias/03, ethnic-bias/04.
-
-    >>> paper_verdict(0.2, 0.1, 0.3, True), paper_verdict(0.5, 0.1, 0.3, True)
-    ('inside', 'outside')
-    >>> paper_verdict(None, 0.1, 0.3, True), paper_verdict(0.2, 0.1, 0.3, False)
-    ('no paper value', 'not comparable: another model')
-    >>> paper_verdict(0.2, float("nan"), float("nan"), True)
-    'no interval (fewer than 2 cells)'
-    """
-    if theirs is None or pd.isna(theirs):
-        return "no paper value"
-    if not comparable:
-        return f"not comparable: {why}"
-    if pd.isna(low) or pd.isna(high):
-        return "no interval (fewer than 2 cells)"
-    return "inside" if low <= theirs <= high else "outside"
 
 
 def interval_row(items, statistic=np.mean, *, value: float, unit: str, level: float,

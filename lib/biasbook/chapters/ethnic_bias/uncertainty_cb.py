@@ -19,7 +19,7 @@ import pandas as pd
 from biasbook import stats
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 from biasbook.chapters.ethnic_bias.tables import base, conditions, paper_table4, sensitivity
-from biasbook.chapters.ethnic_bias.uncertainty import UNIT, interval_row, paper_verdict
+from biasbook.chapters.ethnic_bias.uncertainty import UNIT, interval_row
 
 
 def cb_intervals(results: Iterable[tuple[str, CBResult]], *, level: float = 0.95,
@@ -79,9 +79,10 @@ def against_paper(intervals: pd.DataFrame, paper: pd.Series, comparable: bool) -
 
     Used in: ethnic-bias/02.
     """
-    return pd.Series([paper_verdict(paper.get((r.language, r.group), np.nan), r.ci_low,
-                                    r.ci_high, comparable) for r in intervals.itertuples()],
-                     index=intervals.index)
+    reason = "" if comparable else "another model"
+    return pd.Series([stats.paper_verdict(paper.get((r.language, r.group), np.nan), r.ci_low,
+                                          r.ci_high, reason=reason)
+                      for r in intervals.itertuples()], index=intervals.index)
 
 
 def with_paper(intervals: pd.DataFrame, comparable: bool) -> pd.DataFrame:

@@ -32,7 +32,6 @@ from biasbook.chapters.ethnic_bias.uncertainty import (
     UNIT,
     difference_row,
     interval_row,
-    paper_verdict,
 )
 from biasbook.metrics import cb
 
@@ -69,8 +68,9 @@ def jsd_intervals(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
                                    n_resamples=n_resamples, seed=seed)
                 rows.append({"group": group, "model": model, "pair": f"{a}-{b}", **row,
                              "paper": theirs,
-                             "paper vs ours": paper_verdict(theirs, row["ci_low"],
-                                                            row["ci_high"], comparable)})
+                             "paper vs ours": stats.paper_verdict(
+                                 theirs, row["ci_low"], row["ci_high"],
+                                 reason="" if comparable else "another model")})
     return pd.DataFrame(rows, columns=["group", "model", "pair", "value", "ci_low", "ci_high",
                                        "ci_level", "ci_unit", "ci_units", "ci_method", "paper",
                                        "paper vs ours"])

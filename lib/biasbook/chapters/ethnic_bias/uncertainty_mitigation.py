@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from biasbook import stats
 from biasbook.chapters.ethnic_bias import mitigation_tables
 from biasbook.chapters.ethnic_bias.tables import jsd_cells
 from biasbook.chapters.ethnic_bias.uncertainty import (
@@ -27,7 +28,6 @@ from biasbook.chapters.ethnic_bias.uncertainty import (
     difference_row,
     family,
     interval_row,
-    paper_verdict,
 )
 from biasbook.metrics import cb
 
@@ -74,6 +74,7 @@ def mitigation_intervals(outcomes, *, comparable: bool, level: float = 0.95,
 
     Used in: ethnic-bias/04.
     """
+    reason = "" if comparable else "another model and scale"
     rows = []
     for o in outcomes:
         row = {**o.row, **interval_row(_cells(o), value=o.row["cb"], unit=UNIT, level=level,
@@ -86,9 +87,8 @@ def mitigation_intervals(outcomes, *, comparable: bool, level: float = 0.95,
         else:
             ppl = {"value": o.row["perplexity"], **NO_INTERVAL}
         row.update({f"perplexity {k}": v for k, v in ppl.items() if k != "value"})
-        row["paper vs ours"] = paper_verdict(o.row.get("paper_cb"), row["ci_low"],
-                                             row["ci_high"], comparable,
-                                             "another model and scale")
+        row["paper vs ours"] = stats.paper_verdict(o.row.get("paper_cb"), row["ci_low"],
+                                                   row["ci_high"], reason=reason)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -107,6 +107,7 @@ def change_tests(outcomes, reference: str = "base", *, comparable: bool, level: 
 
     Used in: ethnic-bias/04.
     """
+    reason = "" if comparable else "another model and scale"
     by_key = {_key(o.row): o for o in outcomes}
     frame = mitigation_tables.against(mitigation_tables.table(outcomes), reference)
     rows = []
@@ -131,9 +132,8 @@ def change_tests(outcomes, reference: str = "base", *, comparable: bool, level: 
         rows.append({**row, "versus": versus, **ci, "cb_difference": test["value"],
                      "p_value": test["p_value"],
                      **{f"perplexity_ratio {k}": v for k, v in ratio.items() if k != "value"},
-                     "paper vs ours": paper_verdict(row["paper_change"], ci["ci_low"],
-                                                    ci["ci_high"], comparable,
-                                                    "another model and scale")})
+                     "paper vs ours": stats.paper_verdict(row["paper_change"], ci["ci_low"],
+                                                          ci["ci_high"], reason=reason)})
     return pd.DataFrame(rows)
 
 
@@ -207,6 +207,7 @@ def jsd_to_english_intervals(outcomes, *, comparable: bool, level: float = 0.95,
 
     Used in: ethnic-bias/04.
     """
+    reason = "" if comparable else "another model and scale"
     frame = mitigation_tables.jsd_to_english(outcomes)
     english, compared = mitigation_tables.english_pairs(outcomes)
     rows = []
@@ -214,8 +215,8 @@ def jsd_to_english_intervals(outcomes, *, comparable: bool, level: float = 0.95,
         cells = jsd_cells(o.result, english.result)["jsd"].to_numpy()
         ci = interval_row(cells, value=row["jsd_to_english_base"], unit=UNIT, level=level,
                           n_resamples=n_resamples, seed=seed)
-        rows.append({**row, **ci, "paper vs ours": paper_verdict(
-            row["paper"], ci["ci_low"], ci["ci_high"], comparable, "another model and scale")})
+        rows.append({**row, **ci, "paper vs ours": stats.paper_verdict(
+            row["paper"], ci["ci_low"], ci["ci_high"], reason=reason)})
     return pd.DataFrame(rows)
 
 

@@ -2,9 +2,9 @@
 
 Tables 1-5 of :mod:`.tables` with, per number, its interval (:mod:`.intervals`), the method
 comparisons with Holm's correction (:mod:`.differences`), the paper's number and whether it lies
-inside our interval (:func:`paper_check`; :func:`comparability` says when the quantities differ),
-and the external check of Caliskan's tests with intervals over the target words
-(:func:`external_intervals`). Numbers print as ``value [low, high]`` (:func:`fmt`).
+inside our interval (:func:`biasbook.stats.paper_verdicts`; :func:`comparability` says when
+the quantities differ), and the external check of Caliskan's tests with intervals over the
+target words (:func:`external_intervals`). Numbers print as ``value [low, high]`` (:func:`fmt`).
 
 >>> print(fmt(0.52, 0.1, 0.904))
 0.52 [0.10, 0.90]
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from biasbook import results
+from biasbook import results, stats
 from biasbook.embeddings import wordsets
 
 from .differences import NOT_SUPPORTED_SEEDS, holm_family
@@ -52,25 +52,6 @@ def comparability(corpus: Mapping, glove: Mapping) -> str:
     return f"not comparable ({source}, {glove.get('dim')}d; paper: UMBC WebBase, 300d)"
 
 
-def paper_check(frame: pd.DataFrame, paper: str, reason: str) -> list[str]:
-    """Per row: whether the paper's number (column ``paper``) lies inside our interval ("inside",
-    "outside"), "no paper value", or ``reason`` when the quantities are not comparable.
-
-    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
-    """
-    out = []
-    for value, low, high in zip(frame[paper], frame["ci_low"], frame["ci_high"], strict=True):
-        if value is None or pd.isna(value):
-            out.append("no paper value")
-        elif reason:
-            out.append(reason)
-        elif pd.isna(low):
-            out.append("no interval")
-        else:
-            out.append("inside" if low <= value <= high else "outside")
-    return out
-
-
 def with_text(frame: pd.DataFrame, digits: int = 2, column: str = "ours") -> pd.DataFrame:
     """``frame`` with a column ``value [low, high]`` (:func:`fmt`; the value alone without an
     interval).
@@ -92,7 +73,7 @@ def weat_table(table: pd.DataFrame, intervals: pd.DataFrame, reason: str) -> pd.
     """
     ci = intervals.assign(method=intervals["method"].map(LABELS))
     out = table.merge(ci, on=["test", "method"], how="left")
-    out["paper_check"] = paper_check(out, "paper_effect", reason)
+    out["paper_check"] = stats.paper_verdicts(out, "paper_effect", reason)
     return with_text(out)
 
 
@@ -112,7 +93,7 @@ def differences_table(weat_diffs: pd.DataFrame, ripa_diffs: pd.DataFrame, reason
     frame["group"] = frame["test"].map({n: t.group for n, t in tests.items()}).fillna("RIPA")
     frame["paper"] = [_paper_difference(numbers, t, m, v) for t, m, v in
                       zip(frame["test"], frame["method"], frame["versus"], strict=True)]
-    frame["paper_check"] = paper_check(frame, "paper", reason)
+    frame["paper_check"] = stats.paper_verdicts(frame, "paper", reason)
     frame["agreement"] = [
         "no paper value" if pd.isna(p) else "not supported here" if not h
         else "same direction as the paper" if np.sign(v) == np.sign(p) else "opposite direction"
@@ -159,7 +140,7 @@ def table5_table(runs: pd.DataFrame, reason: str, *, level: float = 0.95,
         out[f"{LABELS[m]} (ours)"] = with_text(part)["ours"].to_numpy()
         out[f"{LABELS[m]} (paper)"] = part["paper"].to_numpy()
         if not reason:
-            out[f"{LABELS[m]}: paper inside?"] = paper_check(part, "paper", reason)
+            out[f"{LABELS[m]}: paper inside?"] = stats.paper_verdicts(part, "paper", reason)
     if reason:  # one reason for every method: one column
         out["paper_check"] = reason
     return out
@@ -180,7 +161,7 @@ def table1_table(bench: pd.DataFrame, reason: str, *, alpha: float = 0.05,
     frame["paper"] = [(numbers["rows"].get(b) or [None] * len(cols))[cols.index(PAPER_METHOD[m])]
                       for b, m in zip(frame["benchmark"], frame["method"], strict=True)]
     frame["paper"] = pd.to_numeric(frame["paper"], errors="coerce")
-    frame["paper_check"] = paper_check(frame, "paper", reason)
+    frame["paper_check"] = stats.paper_verdicts(frame, "paper", reason)
     original = bench[bench["method"] == "original"].groupby("benchmark", sort=False)["score"]
     frame["original_score"] = frame["benchmark"].map(original.mean())
     frame["method"] = frame["method"].map(LABELS)
@@ -215,6 +196,7 @@ def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
     ci = pd.DataFrame(rows, columns=["vectors", "test", "value", *results.UNCERTAINTY])
     out = check.merge(ci.drop(columns="value"), on=["vectors", "test"], how="left")
     out["value"] = out["effect_size"].where(out["computable"])
-    out["paper_check"] = paper_check(out, "paper_effect_size", "not comparable: Caliskan et al. "
-                                     "used GloVe 840B (300d, cased), not these vectors")
+    out["paper_check"] = stats.paper_verdicts(
+        out, "paper_effect_size",
+        "not comparable: Caliskan et al. used GloVe 840B (300d, cased), not these vectors")
     return with_text(out)

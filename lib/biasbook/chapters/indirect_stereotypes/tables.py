@@ -34,7 +34,7 @@ SEMEVAL_AS_BEFORE = "SemEval2012_2 (3CosAdd, OOV dropped)"
 def paper() -> dict:
     """``data/indirect-stereotypes/paper_results.yml``.
 
-    Used in: indirect-stereotypes/01, indirect-stereotypes/03, indirect-stereotypes/04.
+    Used in: indirect-stereotypes/01, indirect-stereotypes/03.
     """
     return datafiles.paper_results(CHAPTER)
 

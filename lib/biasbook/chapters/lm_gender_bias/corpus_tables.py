@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from biasbook import stats
 from biasbook.chapters.lm_gender_bias import bias, uncertainty
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
@@ -78,7 +79,7 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
     """One row per corpus, counting and context: mu, sigma with their intervals over the scored
     words (``mu ci_low``, ..., ``sigma ci_method``), scored words, the paper's mu, sigma (NaN
     where undefined or not reported), and ``mu vs paper``, ``sigma vs paper``
-    (:func:`.uncertainty.paper_check`; ``prefix_tokens``: the corpora were cut to that many
+    (:func:`biasbook.stats.paper_verdict`; ``prefix_tokens``: the corpora were cut to that many
     tokens, so no row is the paper's quantity).
 
     Used in: lm-gender-bias/01.
@@ -94,8 +95,8 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
                **uncertainty.word_columns(s, n_resamples=n_resamples)}
         reason = uncertainty.train_reason(name, counting, context, prefix_tokens=prefix_tokens)
         for stat in ("mu", "sigma"):
-            row[f"{stat} vs paper"] = uncertainty.paper_check(
-                row[f"{stat} ci_low"], row[f"{stat} ci_high"], row[f"paper {stat}"], reason)
+            row[f"{stat} vs paper"] = stats.paper_verdict(
+                row[f"paper {stat}"], row[f"{stat} ci_low"], row[f"{stat} ci_high"], reason=reason)
         rows.append(row)
     return pd.DataFrame(rows)
 

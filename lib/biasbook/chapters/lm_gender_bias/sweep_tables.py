@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from biasbook import stats
 from biasbook.chapters.lm_gender_bias import bias, uncertainty
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep
@@ -94,8 +95,8 @@ def perplexity_table(runs: Runs) -> pd.DataFrame:
     for (name, lam), run in runs.items():
         paper = paper_sweep(name).get(lam, {}).get("ppl")
         rows.append({"corpus": name, "λ": lam, "perplexity": run.ppl, "paper perplexity": paper,
-                     "vs paper": uncertainty.paper_check(
-                         np.nan, np.nan, paper, uncertainty.NOT_THE_PAPERS_MODEL),
+                     "vs paper": stats.paper_verdict(
+                         paper, np.nan, np.nan, reason=uncertainty.NOT_THE_PAPERS_MODEL),
                      "final training loss": run.lm.history[-1]["train_loss"],
                      "mean cos² with gender direction": run.cos2})
     return pd.DataFrame(rows)
@@ -213,8 +214,8 @@ def seed_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
                 "sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
                 "min": values.min() if len(values) else np.nan,
                 "max": values.max() if len(values) else np.nan, **uncertainty.columns(spread),
-                "paper": ref, "vs paper": uncertainty.paper_check(
-                    np.nan, np.nan, ref, uncertainty.NOT_THE_PAPERS_MODEL)})
+                "paper": ref, "vs paper": stats.paper_verdict(
+                    ref, np.nan, np.nan, reason=uncertainty.NOT_THE_PAPERS_MODEL)})
     return pd.DataFrame(rows)
 
 
@@ -392,8 +393,8 @@ def _paper_row(paper: dict, ours: pd.DataFrame, name: str, lam, counting: str,
                 continue
             row[f"{ctx} {sym}"] = f"{value:.2f}"
             if not reason and ctx in ours.index:
-                found.append(f"{sym} " + uncertainty.paper_check(
-                    ours.loc[ctx, f"{stat} ci_low"], ours.loc[ctx, f"{stat} ci_high"], value))
+                found.append(f"{sym} " + stats.paper_verdict(
+                    value, ours.loc[ctx, f"{stat} ci_low"], ours.loc[ctx, f"{stat} ci_high"]))
         checks[ctx] = f"not comparable ({reason})" if reason else ", ".join(found)
     if lam in ("train", "sample") or len(set(checks.values())) > 1:
         row["paper in our interval?"] = "; ".join(f"{c}: {v}" for c, v in checks.items() if v)

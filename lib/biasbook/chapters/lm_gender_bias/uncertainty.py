@@ -246,26 +246,6 @@ def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd
                              and c.endswith(tuple(UNCERTAINTY))])
 
 
-def paper_check(low: float, high: float, paper, reason: str | None = None) -> str:
-    """Whether the paper's number lies in our interval: ``inside``, ``outside``, ``not
-    comparable: <reason>`` (the quantities differ), ``no interval``, or ``""`` (no paper number).
-
-    Used in: lm-gender-bias/01, lm-gender-bias/02.
-
-    >>> paper_check(0.8, 0.86, 0.83), paper_check(0.8, 0.86, 0.9), paper_check(0.8, 0.86, None)
-    ('inside', 'outside', '')
-    >>> paper_check(0.8, 0.86, 0.83, "a 30,000-token prefix")
-    'not comparable: a 30,000-token prefix'
-    """
-    if is_missing(paper):
-        return ""
-    if reason:
-        return f"not comparable: {reason}"
-    if is_missing(low) or is_missing(high):
-        return "no interval"
-    return "inside" if low <= paper <= high else "outside"
-
-
 NOT_THE_PAPERS_MODEL = "another model (plain LSTM, not AWD-LSTM) and text size"
 _PARTS = {"wikitext-2": "validation/test text, not the training split",
           "cnn-dailymail": "100 of the paper's 219,506 articles"}

@@ -139,39 +139,6 @@ def table4_comparability(domain: str) -> str:
     return f"not comparable: {DOMAIN_NAMES.get(domain, domain)}, not the paper's Reddit or UN"
 
 
-def paper_check(frame: pd.DataFrame, paper: str, reason: str | Sequence[str] = ""
-                ) -> list[str]:
-    """Per row: ``"inside"`` or ``"outside"`` our interval for the paper's number (column
-    ``paper``), ``"no paper value"``, ``reason`` (one for all rows or one per row) where the
-    quantities are not comparable, ``"not computable here"`` where ours (``value``) is missing,
-    or ``"no interval"``.
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/05.
-
-    >>> f = pd.DataFrame({"p": [0.5, 2.0, None, 1.0], "value": [0.4, 0.4, 0.4, None],
-    ...                   "ci_low": [0.0, 0.0, 0.0, None], "ci_high": [1.0, 1.0, 1.0, None]})
-    >>> paper_check(f, "p"), paper_check(f, "p", "not comparable")[:1]
-    (['inside', 'outside', 'no paper value', 'not computable here'], ['not comparable'])
-    """
-    reasons = [reason] * len(frame) if isinstance(reason, str) else list(reason)
-    missing = pd.Series(np.nan, index=frame.index)
-    ours = frame.get("value", pd.Series(0.0, index=frame.index))
-    low, high = frame.get("ci_low", missing), frame.get("ci_high", missing)
-    out = []
-    for value, v, lo, hi, why in zip(frame[paper], ours, low, high, reasons, strict=True):
-        if value is None or pd.isna(value):
-            out.append("no paper value")
-        elif why:
-            out.append(why)
-        elif pd.isna(v):
-            out.append("not computable here")
-        elif pd.isna(lo) or pd.isna(hi):
-            out.append("no interval")
-        else:
-            out.append("inside" if lo <= value <= hi else "outside")
-    return out
-
-
 def _row(ci: stats.Interval | None, value: float) -> dict:
     """The record fields of ``ci`` with ``value`` (the estimate as the table computed it), or
     NaN fields where there is no interval."""
@@ -335,8 +302,8 @@ def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFr
     ci = pd.DataFrame(rows, columns=[*keys, *COLUMNS]).drop(columns="value")
     out = table.merge(ci, on=keys, how="left")
     out["value"] = out["effect_size"]
-    out["paper_check"] = paper_check(out, "paper_effect_size",
-                                     [not_comparable(d) for d in out["domain"]])
+    out["paper_check"] = stats.paper_verdicts(out, "paper_effect_size",
+                                              [not_comparable(d) for d in out["domain"]])
     return with_text(out)
 
 

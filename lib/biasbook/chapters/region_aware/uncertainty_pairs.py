@@ -23,7 +23,6 @@ from biasbook.chapters.region_aware.uncertainty import (
     associations,
     effect_interval,
     effect_sizes,
-    paper_check,
     table4_comparability,
     weat_words,
     with_text,
@@ -96,8 +95,8 @@ def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores],
     ci = pd.DataFrame(rows, columns=[*keys, *COLUMNS]).drop(columns="value")
     out = frame.merge(ci, on=keys, how="left")
     out["value"] = out["effect_size"]
-    out["paper_check"] = paper_check(out, "paper", [table4_comparability(d)
-                                                    for d in out["domain"]])
+    out["paper_check"] = stats.paper_verdicts(out, "paper", [table4_comparability(d)
+                                              for d in out["domain"]])
     return with_text(out)
 
 

@@ -16,7 +16,6 @@ from biasbook.chapters.region_aware.uncertainty import (
     _or_none,
     _row,
     not_comparable,
-    paper_check,
     with_text,
 )
 
@@ -49,8 +48,8 @@ def female_share_intervals(fm: pd.DataFrame, *, level: float = LEVEL, n_resample
             for f, m, share in zip(fm["female"], fm["male"], fm["female_share"], strict=True)]
     out = pd.concat([fm.reset_index(drop=True),
                      pd.DataFrame(rows, columns=COLUMNS)], axis=1)
-    out["paper_check"] = paper_check(out, "paper_female_share",
-                                     [not_comparable(d) for d in out["domain"]])
+    out["paper_check"] = stats.paper_verdicts(out, "paper_female_share",
+                                              [not_comparable(d) for d in out["domain"]])
     return with_text(out, digits=3)
 
 
@@ -122,7 +121,8 @@ def female_topic_share_intervals(fits: Mapping[str, object], summary: pd.DataFra
             vectorized=True))
         rows.append(_row(ci, r.female_topic_share))
     out = pd.concat([summary.reset_index(drop=True), pd.DataFrame(rows, columns=COLUMNS)], axis=1)
-    out["paper_check"] = paper_check(out, "paper_female_topic_share", not_comparable(domain))
+    out["paper_check"] = stats.paper_verdicts(out, "paper_female_topic_share",
+                                              not_comparable(domain))
     return with_text(out)
 
 
