@@ -11,9 +11,9 @@ perplexity resamples held-out sentences instead (:data:`SENTENCES`).
 
 This module holds what every interval of the chapter uses: the record fields of one interval
 (:func:`interval_row`) or one paired test (:func:`difference_row`), how a table prints them
-(:func:`text`, :func:`ci_text`), Holm's correction over a family (:func:`family`) and the
-floor of a permutation p-value (:func:`smallest_p`): a permutation test over ``n`` cells cannot give a p-value below
-``2 / 2**n``; with 5 cells, 0.0625. The intervals themselves are computed per number in
+(:func:`text`, :func:`ci_text`), Holm's correction over a family (:func:`family`) and the floor of a
+permutation p-value (:func:`smallest_p`): a permutation test over ``n`` cells cannot give a p-value
+below ``2 / 2**n``; with 5 cells, 0.0625. The intervals themselves are computed per number in
 :mod:`.uncertainty_cb` (CB scores, notebooks 02 and 03), :mod:`.uncertainty_jsd` (divergences,
 notebook 03) and :mod:`.uncertainty_mitigation` (notebook 04).
 
