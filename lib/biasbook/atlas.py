@@ -75,7 +75,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from biasbook import profiles, results
+from biasbook import profiles, results, stats
 from biasbook.paths import runs_dir
 
 RUNS_DIR = runs_dir()
@@ -111,15 +111,15 @@ def collect(runs_dir: str | Path = RUNS_DIR) -> pd.DataFrame:
                          for _, row in tidy.iterrows()]
     tidy["labels"] = [", ".join(f"{c}={v}" for c, v in m.items()) for m in tidy["label_map"]]
     tidy["page"] = "notebooks/" + tidy["chapter"] + "/" + tidy["notebook"] + ".html"
-    tidy["interval"] = interval_text(tidy)
+    tidy["interval"] = interval_description(tidy)
     tidy = tidy.sort_values("started", ascending=False, kind="stable")
     return tidy[columns].reset_index(drop=True)
 
 
-def interval_text(tidy: pd.DataFrame) -> list[str]:
+def interval_description(tidy: pd.DataFrame) -> list[str]:
     """``[low, high] (95% over 40 cells)`` for each row that has an interval, else ``""``.
 
-    >>> interval_text(pd.DataFrame({"ci_low": [0.11, None], "ci_high": [0.305, None],
+    >>> interval_description(pd.DataFrame({"ci_low": [0.11, None], "ci_high": [0.305, None],
     ...     "ci_level": [0.95, None], "ci_units": [40, None], "ci_unit": ["cells", None]}))
     ['[0.11, 0.305] (95% over 40 cells)', '']
     """
@@ -223,9 +223,7 @@ def _side(model, label_map: dict, *, test: bool = False) -> tuple[str, object, d
 
 def _value_text(value, low, high) -> str:
     """``0.38 [0.3, 0.45]``, or the value alone without an interval."""
-    if pd.isna(value):
-        return ""
-    return f"{value:.3g}" + (f" [{low:.3g}, {high:.3g}]" if pd.notna(low) else "")
+    return stats.interval_text(value, low, high, digits=3, style="g", missing="")
 
 
 def _setting_text(setting: dict) -> str:

@@ -78,8 +78,8 @@ class Interval:
         return self.low <= x <= self.high
 
     def text(self, digits: int = 2) -> str:
-        """``value [low, high]``, as tables print it."""
-        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        """``value [low, high]``, as tables print it (:func:`interval_text`)."""
+        return interval_text(self.value, self.low, self.high, digits=digits)
 
 
 @dataclass(frozen=True)
@@ -410,3 +410,47 @@ def paper_verdicts(frame: pd.DataFrame, paper: str, reason: str | Sequence[str] 
 
 def _missing(x) -> bool:
     return x is None or bool(pd.isna(x))
+
+
+#: Number formats of :func:`interval_text`: fixed decimals, significant digits, signed percent.
+TEXT_STYLES = ("f", "g", "+%")
+
+
+def interval_text(value, low=None, high=None, *, digits: int = 2, style: str = "f",
+                  missing: str = "—") -> str:
+    """``value [low, high]`` as the book's tables print a number with its interval; the value
+    alone where it has no interval, ``missing`` where there is no value. ``style`` formats each
+    number (:data:`TEXT_STYLES`): ``"f"`` with ``digits`` decimals, ``"g"`` with ``digits``
+    significant digits, ``"+%"`` as a signed percentage with ``digits`` decimals.
+
+    >>> interval_text(0.8312, 0.8, 0.86), interval_text(0.8312), interval_text(None)
+    ('0.83 [0.80, 0.86]', '0.83', '—')
+    >>> interval_text(0.1234, 0.1, 0.15, digits=1, style="+%")
+    '+12.3% [+10.0%, +15.0%]'
+    """
+    if style not in TEXT_STYLES:
+        raise ValueError(f"style must be one of {TEXT_STYLES}, got {style!r}")
+    if _missing(value):
+        return missing
+    spec = f"+.{digits}%" if style == "+%" else f".{digits}{style}"
+    if _missing(low) or _missing(high):
+        return format(value, spec)
+    return f"{format(value, spec)} [{format(low, spec)}, {format(high, spec)}]"
+
+
+def with_interval_text(frame: pd.DataFrame, column: str = "ours", *, prefix: str = "",
+                       **options) -> pd.DataFrame:
+    """``frame`` with a column ``column`` of :func:`interval_text` (``options``) from its
+    ``value``, ``ci_low`` and ``ci_high`` columns (``prefix`` before each name, e.g.
+    ``"perplexity "``, for a second statistic of the row; ``value`` itself where the prefixed
+    one is absent).
+
+    >>> f = pd.DataFrame({"value": [0.5, None], "ci_low": [0.25, None], "ci_high": [0.75, None]})
+    >>> with_interval_text(f)["ours"].tolist()
+    ['0.50 [0.25, 0.75]', '—']
+    """
+    value = frame[f"{prefix}value"] if f"{prefix}value" in frame else frame["value"]
+    missing = pd.Series(np.nan, index=frame.index)
+    low, high = (frame.get(f"{prefix}{k}", missing) for k in ("ci_low", "ci_high"))
+    return frame.assign(**{column: [interval_text(v, lo, hi, **options)
+                                    for v, lo, hi in zip(value, low, high, strict=True)]})

@@ -11,7 +11,7 @@ perplexity resamples held-out sentences instead (:data:`SENTENCES`).
 
 This module holds what every interval of the chapter uses: the record fields of one interval
 (:func:`interval_row`) or one paired test (:func:`difference_row`), how a table prints them
-(:func:`text`, :func:`ci_text`), Holm's correction over a family (:func:`family`) and the floor of a
+(:func:`text`), Holm's correction over a family (:func:`family`) and the floor of a
 permutation p-value (:func:`smallest_p`): a permutation test over ``n`` cells cannot give a p-value
 below ``2 / 2**n``; with 5 cells, 0.0625. The intervals themselves are computed per number in
 :mod:`.uncertainty_cb` (CB scores, notebooks 02 and 03), :mod:`.uncertainty_jsd` (divergences,
@@ -82,32 +82,11 @@ def text(frame: pd.DataFrame, value: str = "value", prefix: str = "", digits: in
     ...                    "ci_high": [0.15, float("nan")]})).tolist()
     ['0.123 [0.100, 0.150]', '2.000']
     """
-    fmt = f"{{:+.{max(digits - 2, 0)}%}}" if percent else f"{{:.{digits}f}}"
-
-    def one(v, low, high) -> str:
-        if pd.isna(v):
-            return ""
-        if pd.isna(low) or pd.isna(high):
-            return fmt.format(v)
-        return f"{fmt.format(v)} [{fmt.format(low)}, {fmt.format(high)}]"
-    return pd.Series([one(v, lo, hi) for v, lo, hi in zip(
-        frame[value], frame[prefix + "ci_low"], frame[prefix + "ci_high"], strict=True)],
-        index=frame.index, dtype=object)
-
-
-def ci_text(ci: stats.Interval, digits: int = 2) -> str:
-    """An interval as the tables print it, or its value and "(no interval)".
-
-    Used in: ethnic-bias/03.
-
-    >>> ci_text(stats.Interval(0.5, 0.25, 0.75, 0.95, "percentile", 10))
-    '0.50 [0.25, 0.75]'
-    >>> ci_text(stats.Interval(0.5, float("nan"), float("nan"), 0.95, "percentile", 10))
-    '0.50 (no interval)'
-    """
-    if np.isfinite(ci.low) and np.isfinite(ci.high):
-        return ci.text(digits)
-    return f"{ci.value:.{digits}f} (no interval)"
+    style, digits = ("+%", max(digits - 2, 0)) if percent else ("f", digits)
+    return pd.Series([stats.interval_text(v, lo, hi, digits=digits, style=style, missing="")
+                      for v, lo, hi in zip(frame[value], frame[prefix + "ci_low"],
+                                           frame[prefix + "ci_high"], strict=True)],
+                     index=frame.index, dtype=object)
 
 
 def family(frames: Iterable[pd.DataFrame], alpha: float = 0.05) -> list[pd.DataFrame]:

@@ -4,10 +4,8 @@ Tables 1-5 of :mod:`.tables` with, per number, its interval (:mod:`.intervals`),
 comparisons with Holm's correction (:mod:`.differences`), the paper's number and whether it lies
 inside our interval (:func:`biasbook.stats.paper_verdicts`; :func:`comparability` says when
 the quantities differ), and the external check of Caliskan's tests with intervals over the
-target words (:func:`external_intervals`). Numbers print as ``value [low, high]`` (:func:`fmt`).
-
->>> print(fmt(0.52, 0.1, 0.904))
-0.52 [0.10, 0.90]
+target words (:func:`external_intervals`). Numbers print as ``value [low, high]``
+(:func:`biasbook.stats.with_interval_text`).
 """
 
 from __future__ import annotations
@@ -28,18 +26,6 @@ from .tables import PAPER_METHOD, paper
 from .word_scores import WordScores, associations, check_against, target_sets
 
 
-def fmt(value: float, low: float, high: float, digits: int = 2) -> str:
-    """``value [low, high]`` as the tables print it; ``—`` when the value is missing.
-
-    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
-    """
-    if value is None or not np.isfinite(value):
-        return "—"
-    if low is None or not (np.isfinite(low) and np.isfinite(high)):
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
 def comparability(corpus: Mapping, glove: Mapping) -> str:
     """Why our numbers do not measure what the paper's do, or ``""`` when they do (the paper's
     corpus, UMBC WebBase, and its 300-dimensional GloVe: the ``paper`` profile).
@@ -52,18 +38,6 @@ def comparability(corpus: Mapping, glove: Mapping) -> str:
     return f"not comparable ({source}, {glove.get('dim')}d; paper: UMBC WebBase, 300d)"
 
 
-def with_text(frame: pd.DataFrame, digits: int = 2, column: str = "ours") -> pd.DataFrame:
-    """``frame`` with a column ``value [low, high]`` (:func:`fmt`; the value alone without an
-    interval).
-
-    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
-    """
-    low = frame["ci_low"] if "ci_low" in frame else pd.Series(np.nan, index=frame.index)
-    high = frame["ci_high"] if "ci_high" in frame else pd.Series(np.nan, index=frame.index)
-    return frame.assign(**{column: [fmt(v, lo, hi, digits) for v, lo, hi in
-                                    zip(frame["value"], low, high, strict=True)]})
-
-
 def weat_table(table: pd.DataFrame, intervals: pd.DataFrame, reason: str) -> pd.DataFrame:
     """Tables 2-4 (:func:`.tables.weat_table`) with, per test and method, the mean effect size
     over seeds and its interval (record schema columns), the seeds' range, and whether the
@@ -74,7 +48,7 @@ def weat_table(table: pd.DataFrame, intervals: pd.DataFrame, reason: str) -> pd.
     ci = intervals.assign(method=intervals["method"].map(LABELS))
     out = table.merge(ci, on=["test", "method"], how="left")
     out["paper_check"] = stats.paper_verdicts(out, "paper_effect", reason)
-    return with_text(out)
+    return stats.with_interval_text(out)
 
 
 def differences_table(weat_diffs: pd.DataFrame, ripa_diffs: pd.DataFrame, reason: str, *,
@@ -100,7 +74,7 @@ def differences_table(weat_diffs: pd.DataFrame, ripa_diffs: pd.DataFrame, reason
         for v, p, h in zip(frame["value"], frame["paper"], frame["holds"], strict=True)]
     frame["method"] = frame["method"].map(LABELS)
     frame["versus"] = frame["versus"].map(LABELS)
-    return with_text(frame)
+    return stats.with_interval_text(frame)
 
 
 def _paper_difference(numbers: Mapping, test: str, method: str, versus: str) -> float:
@@ -137,7 +111,7 @@ def table5_table(runs: pd.DataFrame, reason: str, *, level: float = 0.95,
         part["paper"] = [(numbers["rows"].get(w) or [None] * len(cols))[
             cols.index(PAPER_METHOD[m])] for w in part["word"]]
         part["paper"] = pd.to_numeric(part["paper"], errors="coerce")
-        out[f"{LABELS[m]} (ours)"] = with_text(part)["ours"].to_numpy()
+        out[f"{LABELS[m]} (ours)"] = stats.with_interval_text(part)["ours"].to_numpy()
         out[f"{LABELS[m]} (paper)"] = part["paper"].to_numpy()
         if not reason:
             out[f"{LABELS[m]}: paper inside?"] = stats.paper_verdicts(part, "paper", reason)
@@ -165,7 +139,7 @@ def table1_table(bench: pd.DataFrame, reason: str, *, alpha: float = 0.05,
     original = bench[bench["method"] == "original"].groupby("benchmark", sort=False)["score"]
     frame["original_score"] = frame["benchmark"].map(original.mean())
     frame["method"] = frame["method"].map(LABELS)
-    return with_text(frame)
+    return stats.with_interval_text(frame)
 
 
 def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
@@ -199,4 +173,4 @@ def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
     out["paper_check"] = stats.paper_verdicts(
         out, "paper_effect_size",
         "not comparable: Caliskan et al. used GloVe 840B (300d, cased), not these vectors")
-    return with_text(out)
+    return stats.with_interval_text(out)

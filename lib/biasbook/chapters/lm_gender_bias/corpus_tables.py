@@ -113,8 +113,8 @@ def train_table(long: pd.DataFrame) -> pd.DataFrame:
         row = {"corpus": corpus(r["corpus"]).measured, "counting": r["counting"],
                "context": r["context"]}
         for stat, label in (("mu", "μ"), ("sigma", "σ")):
-            row[f"{label} [95% CI over words]"] = uncertainty.text(
-                r[stat], r[f"{stat} ci_low"], r[f"{stat} ci_high"])
+            row[f"{label} [95% CI over words]"] = stats.interval_text(
+                r[stat], r[f"{stat} ci_low"], r[f"{stat} ci_high"], missing="")
             paper = r[f"paper {stat}"]
             row[f"paper {label}"] = "" if uncertainty.is_missing(paper) else f"{paper:.2f}"
         checks = {r["mu vs paper"], r["sigma vs paper"]} - {""}
@@ -168,16 +168,16 @@ def corpus_statistics(docs: Docs, scored: CorpusScores) -> pd.DataFrame:
 
     Used in: lm-gender-bias/01.
     """
-    stats = []
+    rows = []
     for name in scored.corpora:
         co = scored.cooc[name, "paper", "fixed"]
         ratio = co.n_male / co.n_female if co.n_female else np.nan
-        stats.append({"corpus": name, "measured": corpus(name).measured,
+        rows.append({"corpus": name, "measured": corpus(name).measured,
                       "documents": len(docs[name]), "tokens": n_tokens(docs[name]),
                       "male tokens c(m)": co.n_male, "female tokens c(f)": co.n_female,
                       "c(m)/c(f)": ratio,
                       "log c(m)/c(f)": np.log(ratio) if ratio > 0 else np.nan})
-    return pd.DataFrame(stats)
+    return pd.DataFrame(rows)
 
 
 def score_frame(scored: CorpusScores, counting: str = "as-coded",

@@ -233,8 +233,8 @@ def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
     for r in summary[summary["stat"].isin(list(TABLE_STATS))].to_dict("records"):
         row = rows.setdefault((corpus(r["corpus"]).label, r["λ"]), {"seeds": r["seeds"]})
         digits = TABLE_STATS[r["stat"]]
-        row[f"{r['label']} mean [95% CI]"] = uncertainty.text(r["mean"], r["ci_low"],
-                                                              r["ci_high"], digits)
+        row[f"{r['label']} mean [95% CI]"] = stats.interval_text(
+            r["mean"], r["ci_low"], r["ci_high"], digits=digits, missing="")
         row[f"{r['label']} sd"] = "" if uncertainty.is_missing(r["sd"]) else \
             f"{r['sd']:.{digits}f}"
         if not uncertainty.is_missing(r["paper"]):
@@ -270,13 +270,14 @@ def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaR
             ref, _ = bias.score(d.bias_docs, d.gender, "as-coded", "fixed")
         docs = [[t for t in text if t != EOS] for text in run.texts]
         s, _ = bias.score(docs, d.gender, "as-coded", "fixed")
-        stats = bias.summary(s, ref)
+        summary = bias.summary(s, ref)
         mu = uncertainty.over_words(s.scores, "mu", n_resamples=n_resamples) if s else None
         rows.append({"corpus": run.corpus, "variant": variant, "λ": lam,
                      "perplexity": run.ppl, "cos² input": run.cos2, "cos² output": run.cos2_out,
-                     "μ": stats["mu"], "β": stats["beta"],
-                     "μ [95% CI over words]": uncertainty.text(
-                         stats["mu"], *(mu.low, mu.high) if mu else (np.nan, np.nan), 3),
+                     "μ": summary["mu"], "β": summary["beta"],
+                     "μ [95% CI over words]": stats.interval_text(
+                         summary["mu"], *(mu.low, mu.high) if mu else (np.nan, np.nan),
+                         digits=3, missing=""),
                      **uncertainty.columns(mu, "μ ")})
     frame = pd.DataFrame(rows)
     if len(frame):
@@ -364,8 +365,9 @@ def table_1_to_3(long: pd.DataFrame, runs: Runs, name: str, counting: str = "as-
         by_ctx = mine[mine.lam == lam].set_index("context")
         if by_ctx.empty:
             continue
-        cells = {f"{ctx} {sym}": uncertainty.text(*(by_ctx.loc[ctx, f"{stat}{end}"]
-                                                   for end in ("", " ci_low", " ci_high")))
+        cells = {f"{ctx} {sym}": stats.interval_text(*(by_ctx.loc[ctx, f"{stat}{end}"]
+                                                      for end in ("", " ci_low", " ci_high")),
+                                                    missing="")
                  for ctx in bias.CONTEXTS if ctx in by_ctx.index for stat, sym in STATS}
         fixed = by_ctx.loc["fixed"] if "fixed" in by_ctx.index else {}
         cells["words"] = f"{fixed['words']:.0f}" if len(fixed) else ""

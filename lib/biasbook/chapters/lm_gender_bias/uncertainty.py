@@ -210,22 +210,6 @@ def over_seeds(values: Sequence[float]) -> stats.SeedSpread | None:
     return stats.seed_spread(values) if values.size >= 2 else None
 
 
-def text(value: float, low: float = np.nan, high: float = np.nan, digits: int = 2) -> str:
-    """``value [low, high]`` as tables print it; the value alone without an interval, ``""``
-    without a value.
-
-    Used in: lm-gender-bias/01, lm-gender-bias/02.
-
-    >>> text(0.8312, 0.8, 0.86), text(0.8312), text(np.nan)
-    ('0.83 [0.80, 0.86]', '0.83', '')
-    """
-    if is_missing(value):
-        return ""
-    if is_missing(low) or is_missing(high):
-        return f"{value:.{digits}f}"
-    return stats.Interval(float(value), float(low), float(high), LEVEL, METHOD, 0).text(digits)
-
-
 def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd.DataFrame:
     """``frame`` as a reader compares it: each column of ``values`` (``{column: prefix of its
     interval's fields}``) becomes ``value [low, high]`` text, and every interval field is
@@ -240,7 +224,7 @@ def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd
     """
     out = frame.copy()
     for column, prefix in values.items():
-        out[column] = [text(*r, digits=digits) for r in zip(
+        out[column] = [stats.interval_text(*r, digits=digits, missing="") for r in zip(
             frame[column], frame[f"{prefix}ci_low"], frame[f"{prefix}ci_high"], strict=True)]
     return out.drop(columns=[c for c in out if isinstance(c, str)
                              and c.endswith(tuple(UNCERTAINTY))])
@@ -334,7 +318,7 @@ def effect_sentences(effects: pd.DataFrame, labels: Mapping[str, str] | None = N
     lines = [f"**λ effects on μ that the corrected test supports:** "
              f"{', '.join(real) if real else 'none'}.", ""]
     for r in rows:
-        ci = text(r["value"], r["ci_low"], r["ci_high"], 3) or "–"
+        ci = stats.interval_text(r["value"], r["ci_low"], r["ci_high"], digits=3, missing="–")
         lines.append(f"- {labels.get(r['corpus'], r['corpus'])}, λ = {r['λ']:g}: Δμ = {ci} "
                      f"over {r['seeds']} seed(s): {r['verdict']}")
     return "\n".join(lines)

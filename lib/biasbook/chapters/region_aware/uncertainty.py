@@ -47,8 +47,8 @@ most 0.05 *and* its interval excludes 0, and the verdict is computed, never type
 >>> s = np.array([0.3, 0.1, -0.1, -0.2])       # X = the first two words, Y = the rest
 >>> round(float(effect_sizes(s, 2)), 4)        # (0.2 - (-0.15)) / 0.2217 (sample sd)
 1.5785
->>> print(fmt(0.52, 0.1, 0.904))
-0.52 [0.10, 0.90]
+
+Tables print a number with its interval as :func:`biasbook.stats.interval_text` does.
 """
 
 from __future__ import annotations
@@ -76,38 +76,6 @@ DOMAIN_NAMES = {"un-debates": "UN debate sentences", "tweets": "city tweets",
 
 
 # --- presenting -----------------------------------------------------------------------------------
-
-def fmt(value, low=None, high=None, digits: int = 2) -> str:
-    """``value [low, high]`` as the tables print it; the value alone without an interval and
-    ``—`` without a value.
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
-        region-aware/06.
-
-    >>> fmt(0.5, 0.25, 0.75), fmt(0.5, float("nan"), float("nan")), fmt(float("nan"))
-    ('0.50 [0.25, 0.75]', '0.50', '—')
-    """
-    if value is None or pd.isna(value):
-        return "—"
-    if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def with_text(frame: pd.DataFrame, *, column: str = "ours", prefix: str = "",
-              digits: int = 2) -> pd.DataFrame:
-    """``frame`` with a column of :func:`fmt` text from ``value``, ``ci_low``, ``ci_high``
-    (``prefix`` for the columns of a second statistic, e.g. ``"pearson "``).
-
-    Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
-        region-aware/06.
-    """
-    value = frame[f"{prefix}value"] if f"{prefix}value" in frame else frame["value"]
-    missing = pd.Series(np.nan, index=frame.index)
-    low, high = (frame.get(f"{prefix}{k}", missing) for k in ("ci_low", "ci_high"))
-    return frame.assign(**{column: [fmt(v, lo, hi, digits)
-                                    for v, lo, hi in zip(value, low, high, strict=True)]})
-
 
 def not_comparable(domain: str) -> str:
     """Why a number computed on ``domain`` does not measure the paper's GeoWAC quantity, or
@@ -304,7 +272,7 @@ def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFr
     out["value"] = out["effect_size"]
     out["paper_check"] = stats.paper_verdicts(out, "paper_effect_size",
                                               [not_comparable(d) for d in out["domain"]])
-    return with_text(out)
+    return stats.with_interval_text(out)
 
 
 def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFrame,
@@ -342,7 +310,7 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
                          "reason": ""})
     frame = pd.DataFrame(rows, columns=["test", "group", "versus", *COLUMNS, "words", "p_value",
                                         "exact", "reason"])
-    return with_text(holm_family(frame, alpha=alpha))
+    return stats.with_interval_text(holm_family(frame, alpha=alpha))
 
 
 # --- the family of comparisons --------------------------------------------------------------------

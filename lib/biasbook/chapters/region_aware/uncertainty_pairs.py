@@ -25,7 +25,6 @@ from biasbook.chapters.region_aware.uncertainty import (
     effect_sizes,
     table4_comparability,
     weat_words,
-    with_text,
 )
 from biasbook.embeddings.vectors import oov_report
 
@@ -97,7 +96,7 @@ def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores],
     out["value"] = out["effect_size"]
     out["paper_check"] = stats.paper_verdicts(out, "paper", [table4_comparability(d)
                                               for d in out["domain"]])
-    return with_text(out)
+    return stats.with_interval_text(out)
 
 
 def table4_intervals(frame: pd.DataFrame) -> pd.DataFrame:
@@ -150,7 +149,7 @@ def pair_set_intervals(results: pd.DataFrame, sets: pd.DataFrame,
                                 n_resamples=n_resamples, seed=seed, vectorized=True,
                                 paired=False, unit="topic pairs x target words")
         rows.append(_row(ci, r.mean_effect))
-    return with_text(pd.concat([sets.reset_index(drop=True),
+    return stats.with_interval_text(pd.concat([sets.reset_index(drop=True),
                                 pd.DataFrame(rows, columns=COLUMNS)], axis=1))
 
 
@@ -253,8 +252,8 @@ def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
         holds = (out[f"{prefix}p_holm"] <= alpha) & ((low > level_) | (high < level_))
         out[f"{prefix}verdict"] = np.where(holds, np.where(value > level_, *words),
                                            "not distinguishable from chance")
-    out = with_text(out, column="same sign")
-    return with_text(out, column="pearson", prefix="pearson ")
+    out = stats.with_interval_text(out, column="same sign")
+    return stats.with_interval_text(out, column="pearson", prefix="pearson ")
 
 
 def agreement_sentences(agree: pd.DataFrame) -> list[str]:

@@ -20,7 +20,6 @@ from biasbook.chapters.region_aware.uncertainty import (
     _check,
     _row,
     holm_family,
-    with_text,
 )
 
 # --- personas (notebook 06) -----------------------------------------------------------------------
@@ -127,7 +126,7 @@ def persona_intervals(table: pd.DataFrame, summary: pd.DataFrame, *,
                    f"mismatch of {r.model} in {r.region}")
         ci = ratio_interval(counts, level=level, n_resamples=n_resamples, seed=seed)
         rows.append(_row(ci, r.mismatch))
-    return with_text(pd.concat([summary.reset_index(drop=True),
+    return stats.with_interval_text(pd.concat([summary.reset_index(drop=True),
                                 pd.DataFrame(rows, columns=COLUMNS)], axis=1))
 
 
@@ -161,4 +160,4 @@ def persona_differences(table: pd.DataFrame, *, by: Sequence[str] = ("source", "
                          **ci.row(), "p_value": p})
     frame = pd.DataFrame(rows, columns=[*by, "model", "comparison", "group", "versus", *COLUMNS,
                                         "p_value"])
-    return with_text(holm_family(frame, alpha=alpha))
+    return stats.with_interval_text(holm_family(frame, alpha=alpha))

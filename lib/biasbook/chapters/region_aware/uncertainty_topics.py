@@ -16,7 +16,6 @@ from biasbook.chapters.region_aware.uncertainty import (
     _or_none,
     _row,
     not_comparable,
-    with_text,
 )
 
 # --- shares of documents (notebooks 01 and 03) ----------------------------------------------------
@@ -50,7 +49,7 @@ def female_share_intervals(fm: pd.DataFrame, *, level: float = LEVEL, n_resample
                      pd.DataFrame(rows, columns=COLUMNS)], axis=1)
     out["paper_check"] = stats.paper_verdicts(out, "paper_female_share",
                                               [not_comparable(d) for d in out["domain"]])
-    return with_text(out, digits=3)
+    return stats.with_interval_text(out, digits=3)
 
 
 def _resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
@@ -123,7 +122,7 @@ def female_topic_share_intervals(fits: Mapping[str, object], summary: pd.DataFra
     out = pd.concat([summary.reset_index(drop=True), pd.DataFrame(rows, columns=COLUMNS)], axis=1)
     out["paper_check"] = stats.paper_verdicts(out, "paper_female_topic_share",
                                               not_comparable(domain))
-    return with_text(out)
+    return stats.with_interval_text(out)
 
 
 # --- topic pairs over topic words (notebook 04) ---------------------------------------------------
@@ -169,6 +168,6 @@ def pair_count_intervals(fits: Mapping[str, object], counts: pd.DataFrame, *,
                             vectorized=False, paired=False)
         rows.append(_row(ci, r.passing))
     out = pd.concat([counts.reset_index(drop=True), pd.DataFrame(rows, columns=COLUMNS)], axis=1)
-    return with_text(out, column="passing [95% CI]", digits=0)
+    return stats.with_interval_text(out, column="passing [95% CI]", digits=0)
 
 

@@ -194,7 +194,6 @@ def value_text(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 
     Used in: book/trust.
     """
-    text = [("n/a" if pd.isna(r.value) else
-             f"{r.value:.{digits}g} [{r.ci_low:.{digits}g}, {r.ci_high:.{digits}g}]")
-            for r in table.itertuples()]
+    text = [stats.interval_text(r.value, r.ci_low, r.ci_high, digits=digits, style="g",
+                                missing="n/a") for r in table.itertuples()]
     return wide(table.assign(text=text), "text")
