@@ -467,15 +467,9 @@ def test_train_classifiers_loads_each_encoder_once(tiny_encoder, fresh_cache, mo
     frame = pd.DataFrame({"text": train, "label": y})
     data = {"hatespeech18": (frame, frame), "imdb": (frame, frame)}
 
-    class Rec:
-        models = []
-
-        def model(self, lm):
-            self.models.append(lm.name)
-
-    clfs = propagation.train_classifiers(data, ["enc"], "linear-probe", max_length=16, rec=Rec())
+    clfs = propagation.train_classifiers(data, ["enc"], "linear-probe", max_length=16)
     assert list(clfs) == [("hatespeech18", "enc"), ("imdb", "enc")]
-    assert loads == ["enc"] and Rec.models == ["tiny-encoder"]
+    assert loads == ["enc"] and [c.lm.name for c in clfs.values()] == ["tiny-encoder"] * 2
     probs = propagation.predict(clfs, {"hatespeech18": (frame, frame.iloc[:3]),
                                        "imdb": (frame, frame.iloc[:3])}, ["paris"],
                                 progress=False)

@@ -296,25 +296,15 @@ def test_regions_per_continent_counts_by_hand():
 # ------------------------------------------------------------------------- model scores
 
 
-class FakeRecorder:
-    def __init__(self):
-        self.models, self.metrics = [], []
-
-    def model(self, lm):
-        self.models.append(lm.name)
-
-    def metric(self, key, value, **labels):
-        self.metrics.append((key, value, labels))
-
-
 def test_score_models_asks_each_model_what_it_is_told(gpt, bert):
-    rec = FakeRecorder()
     regions_, words, subs = ["paris", "tokyo"], ["kind", "lazy", "smart"], ["good", "bad", "quick"]
-    scored = score_models([gpt, bert], regions_, words, rec=rec, region_scores=True,
+    scored = score_models([gpt, bert], regions_, words, region_scores=True,
                           substitutes=subs, substitute_models=["tiny-bert"], token_counts=True,
                           cache=False)
-    assert rec.models == ["tiny-gpt2", "tiny-bert"] and list(scored) == rec.models
+    assert list(scored) == ["tiny-gpt2", "tiny-bert"]
     g, b = scored["tiny-gpt2"], scored["tiny-bert"]
+    # what a record notes of each model: its name, kind and fingerprint
+    assert (g.name, g.fingerprint) == (gpt.name, gpt.fingerprint)
     assert (g.kind, b.kind) == ("causal", "masked")
     direct = score_sentences(gpt, [f"People in {r} are {w}." for r in regions_ for w in words],
                              cache=False).mean
@@ -335,9 +325,8 @@ def test_score_models_refuses_bad_word_lists(gpt):
         score_models([gpt], ["paris"], ["kind"], substitutes=["good", "bad"])
 
 
-def test_load_models_records_every_model(gpt):
-    rec = FakeRecorder()
-    assert load_models([gpt], rec) == {"tiny-gpt2": gpt} and rec.models == ["tiny-gpt2"]
+def test_load_models_passes_a_loaded_model_through(gpt):
+    assert load_models([gpt]) == {"tiny-gpt2": gpt}
 
 
 # -------------------------------------------------------------------------- decomposition

@@ -133,3 +133,16 @@ def test_profiles_give_every_notebook_exactly_what_it_declares(chapter):
         for stem in stems:
             unread = sorted(set(values.get(stem) or {}) - set(declared[stem]))
             assert not unread, f"{profile}: {stem} does not read its keys {unread}"
+
+
+CHAPTER_MODULES = sorted(p for p in (LIB / "chapters").rglob("*.py") if p.name != "__init__.py")
+
+
+@pytest.mark.parametrize("path", CHAPTER_MODULES, ids=lambda p: str(p.relative_to(LIB)))
+def test_chapter_code_returns_results_and_never_records(path):
+    """Chapters return frames and models; the notebooks record them (issue 23): no function of
+    a chapter takes a Recorder."""
+    takes = [node.name for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.FunctionDef)
+             and {"rec", "recorder"} & {a.arg for a in (*node.args.args, *node.args.kwonlyargs)}]
+    assert not takes, f"{path.name}: {takes} take a recorder"

@@ -717,15 +717,3 @@ def test_reasons_a_paper_number_is_not_comparable():
     assert uncertainty.train_reason("wikitext-2", "as-coded", "fixed").startswith("validation")
     assert uncertainty.train_reason("un-general-debates", "as-coded", "fixed") is None
     assert uncertainty.train_reason("ptb", "as-coded", "infinite").endswith("unknown")
-
-
-@pytest.mark.parametrize("module", [corpus_tables, sweep_tables, uncertainty, word_level],
-                         ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_table_builders_return_frames_and_never_record(module):
-    # issue 23: chapters return frames and the notebooks record them; no builder takes a Recorder
-    import inspect
-
-    takes = [name for name, f in inspect.getmembers(module, inspect.isfunction)
-             if f.__module__ == module.__name__
-             and {"rec", "recorder"} & set(inspect.signature(f).parameters)]
-    assert not takes, f"{module.__name__}: {takes} take a recorder"

@@ -11,7 +11,8 @@ def test_round_trip_with_provenance(tmp_path):
     tok = testing.tiny_tokenizer()
     lm = models.from_model(testing.tiny_model("gpt2", len(tok)), tok, name="tiny-gpt2")
     rec = results.Recorder("demo", "nb", params={"profile": "smoke", "k": 3}, run_dir=tmp_path)
-    rec.model(lm)
+    scored = type("Scores", (), {"name": "tiny-bert", "kind": "masked", "fingerprint": "f00"})()
+    rec.model(lm, scored)  # a model, and a chapter's scores that name theirs
     rec.data("ptb")
     rec.metric("mu", 0.5, paper=0.83, corpus="ptb")
     rec.metric("mu", 0.75, paper=0.83, corpus="ptb")  # re-recorded: replaces, not duplicates
@@ -19,6 +20,7 @@ def test_round_trip_with_provenance(tmp_path):
     record = json.loads((tmp_path / "demo" / "nb.json").read_text())
     prov = record["provenance"]
     assert prov["models"]["tiny-gpt2"]["fingerprint"] == lm.fingerprint
+    assert prov["models"]["tiny-bert"] == {"kind": "masked", "fingerprint": "f00"}
     assert prov["data"]["ptb"]["ptb.train.txt"].startswith("fcea919f")
     assert prov["git_commit"] and prov["biasbook"] and prov["wall_time_s"] >= 0
     assert record["params"] == {"profile": "smoke", "k": 3}

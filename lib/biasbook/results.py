@@ -111,10 +111,12 @@ class Recorder:
         }
         self._save()
 
-    def model(self, lm) -> None:
-        """Note a loaded :class:`biasbook.models.LanguageModel` (name, kind, fingerprint)."""
-        self.record["provenance"]["models"][lm.name] = {"kind": lm.kind,
-                                                        "fingerprint": lm.fingerprint}
+    def model(self, *lms) -> None:
+        """Note each loaded :class:`biasbook.models.LanguageModel`, or anything else with its
+        ``name``, ``kind`` and ``fingerprint`` (a chapter's scores of a model)."""
+        for lm in lms:
+            self.record["provenance"]["models"][lm.name] = {"kind": lm.kind,
+                                                            "fingerprint": lm.fingerprint}
         self._save()
 
     def data(self, name: str) -> None:

@@ -187,6 +187,11 @@ class EmbeddingClassifier:
     C: float = 1.0
     head: object = field(default=None, repr=False)
 
+    @property
+    def lm(self):
+        """The encoder's language model (as a fine-tuned classifier's ``lm``)."""
+        return self.encoder.lm
+
     def fit(self, texts: Sequence[str], labels: Sequence[int], *,
             progress: bool | None = None) -> EmbeddingClassifier:
         from sklearn.linear_model import LogisticRegression

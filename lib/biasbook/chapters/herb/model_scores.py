@@ -56,27 +56,26 @@ class ModelScores:
     region_scores: NDArray[np.float64] | None = None  # f(r), [region]
     substitute_scores: NDArray[np.float64] | None = None  # f(S) with the substitutes
     token_counts: NDArray[np.int64] | None = None  # tokens in each region's name
+    name: str | None = None  # the model's, with its fingerprint: what a record notes
+    fingerprint: str | None = None
 
 
-def _load(model: str | LanguageModel, rec) -> LanguageModel:
-    lm = models.load(model) if isinstance(model, str) else model
-    if rec is not None:
-        rec.model(lm)
-    return lm
+def _load(model: str | LanguageModel) -> LanguageModel:
+    return models.load(model) if isinstance(model, str) else model
 
 
-def load_models(names: Sequence[str | LanguageModel], rec=None) -> dict[str, LanguageModel]:
+def load_models(names: Sequence[str | LanguageModel]) -> dict[str, LanguageModel]:
     """``{name: model}`` for every name (a registry name, Hugging Face id or folder; an already
-    loaded model passes through), each noted in ``rec`` (a :class:`biasbook.results.Recorder`).
+    loaded model passes through).
 
     Used in: herb/02, herb/03, herb/05.
     """
-    loaded = [_load(model, rec) for model in names]
+    loaded = [_load(model) for model in names]
     return {(m if isinstance(m, str) else lm.name): lm for m, lm in zip(names, loaded, strict=True)}
 
 
 def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
-                 words: Sequence[str], *, rec=None, region_scores: bool = False,
+                 words: Sequence[str], *, region_scores: bool = False,
                  substitutes: Sequence[str] | None = None,
                  substitute_models: Sequence[str] = (), token_counts: bool = False,
                  progress: bool | None = None, masked_method: str = "aul",
@@ -87,8 +86,9 @@ def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
 
     ``region_scores`` adds f(r); ``substitutes`` (aligned with ``words``) are scored for the
     models listed in ``substitute_models`` only; ``token_counts`` counts each name's tokens;
-    ``masked_method`` is how masked models score (module docstring). Each model is loaded,
-    noted in ``rec`` and released before the next one is loaded.
+    ``masked_method`` is how masked models score (module docstring). Each model is loaded
+    and released before the next one is loaded; each result carries the model's name and
+    fingerprint, for the notebook's record.
     """
     choice("masked_method", masked_method, MASKED_METHODS)
     regions = word_list("regions", regions)
@@ -97,7 +97,7 @@ def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
         raise ValueError(f"{len(substitutes)} substitutes for {len(words)} words")
     out = {}
     for model in names:
-        lm = _load(model, rec)
+        lm = _load(model)
         name = model if isinstance(model, str) else lm.name
         kw = dict(progress=progress, **score_kwargs,
                   **(MASKED_METHODS[masked_method] if lm.kind == "masked" else {}))
@@ -108,6 +108,7 @@ def score_models(names: Sequence[str | LanguageModel], regions: Sequence[str],
                                if substitutes is not None and name in substitute_models
                                else None),
             token_counts=(np.array([len(lm.encode(r)) for r in regions]) if token_counts
-                          else None))
+                          else None),
+            name=lm.name, fingerprint=lm.fingerprint)
         del lm
     return out

@@ -22,7 +22,7 @@ Statistics are :mod:`.downstream`'s; this module only runs them over tasks, mode
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import permutations
 
 import numpy as np
@@ -124,14 +124,14 @@ def data_sizes(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> pd.Data
 
 def train_classifiers(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
                       models: Sequence[str], method: str, *, max_length: int = 128,
-                      seed: int = 0, rec=None) -> dict[tuple[str, str], object]:
+                      seed: int = 0) -> dict[tuple[str, str], object]:
     """``{(task, model): classifier}`` trained on each task's training sample.
 
     Used in: herb/04.
 
     ``linear-probe``: a logistic regression on the frozen, mean-pooled embeddings of the encoder
     ``model`` (loaded once for all tasks); ``finetune``: the whole model fine-tuned (a GPU).
-    Every model is noted in ``rec``.
+    Each classifier's ``lm`` is its model.
     """
     choice("method", method, METHODS)
     classifiers, encoders = {}, {}
@@ -139,16 +139,12 @@ def train_classifiers(data: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
         for name in models:
             if method == "linear-probe":
                 if name not in encoders:
-                    lm = biasbook.models.load(name)
-                    if rec is not None:
-                        rec.model(lm)
-                    encoders[name] = SentenceEncoder(lm, max_length=max_length)
+                    encoders[name] = SentenceEncoder(biasbook.models.load(name),
+                                                     max_length=max_length)
                 clf = EmbeddingClassifier(encoders[name]).fit(train.text, train.label)
             else:
                 clf = finetune_classifier(name, train.text, train.label, max_length=max_length,
                                           seed=seed)
-                if rec is not None:
-                    rec.model(clf.lm)
             classifiers[task, name] = clf
     return classifiers
 
@@ -222,11 +218,12 @@ class CountryBias:
     table: pd.DataFrame  # the region table of the tree
     bias: dict[str, pd.Series]
     overall: dict[str, float]
+    models: list = field(default_factory=list)  # each model's ModelScores: name, kind, fingerprint
 
 
-def herb_country_bias(models: Sequence[str], codes: Sequence[str], *, rec=None) -> CountryBias:
+def herb_country_bias(models: Sequence[str], codes: Sequence[str]) -> CountryBias:
     """HERB's C_w (paper mode) of the countries ``codes`` and their continents, for each of the
-    language ``models`` (scored one at a time, noted in ``rec``).
+    language ``models`` (scored one at a time).
 
     Used in: herb/04.
     """
@@ -234,11 +231,12 @@ def herb_country_bias(models: Sequence[str], codes: Sequence[str], *, rec=None) 
     tree = regions.region_tree(table)
     words = descriptors()["word"].tolist()
     bias, overall = {}, {}
-    for name, s in score_models(models, table["name"].tolist(), words, rec=rec).items():
+    scored = score_models(models, table["name"].tolist(), words)
+    for name, s in scored.items():
         result = hierarchical_bias(tree, s.scores)
         bias[name] = pd.Series(result.bias, index=table["name"])
         overall[name] = result.overall
-    return CountryBias(table, bias, overall)
+    return CountryBias(table, bias, overall, list(scored.values()))
 
 
 def herb_vs_change(per_region: Mapping[tuple[str, str], pd.DataFrame],

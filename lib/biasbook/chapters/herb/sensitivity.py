@@ -137,11 +137,11 @@ def rewording_tree(table: pd.DataFrame, countries_per_continent: int | None) -> 
 
 
 def template_scores(models: Sequence[str], regions: Sequence[str], words: Sequence[str],
-                    templates: Sequence[str], *, rec=None, progress: bool | None = None,
+                    templates: Sequence[str], *, progress: bool | None = None,
                     masked_options: Mapping | None = None
                     ) -> dict[str, dict[str, NDArray[np.float64]]]:
-    """``{model: {template: f(S) as [region, descriptor]}}``: each model loaded once (noted in
-    ``rec``) and every template scored with the chapter's
+    """``{model: {template: f(S) as [region, descriptor]}}``: each model loaded once and every
+    template scored with the chapter's
     :func:`~.sentence_scores.descriptor_scores`, so a sentence already scored (the original on
     the run's regions) is a cache lookup.
     ``masked_options`` go to the scoring engine for masked models only (e.g. ``{"method":
@@ -151,7 +151,7 @@ def template_scores(models: Sequence[str], regions: Sequence[str], words: Sequen
     """
     out = {}
     for name in models:
-        lm = load_models([name], rec=rec)[name]
+        lm = load_models([name])[name]
         kw = dict(masked_options or {}) if lm.kind == "masked" else {}
         out[name] = {t: descriptor_scores(lm, regions, words, template=check_template(t),
                                           progress=progress, **kw) for t in templates}
