@@ -264,3 +264,11 @@ def test_paper_verdict_includes_the_bounds_and_says_why_it_cannot_answer():
                           "ci_high": [1.0, 1.0]})
     assert stats.paper_verdicts(frame, "paper", ["", "corpus"]) == [
         "inside", "not comparable: corpus"]
+
+
+def test_holm_tested_corrects_over_the_tests_that_were_run_only():
+    p = [0.01, np.nan, 0.04, 0.03]
+    got = stats.holm_tested(p)
+    assert np.isnan(got[1])
+    np.testing.assert_allclose(got[[0, 2, 3]], holm([0.01, 0.04, 0.03]))  # a family of 3, not 4
+    assert np.isnan(stats.holm_tested([np.nan, None])).all()

@@ -328,6 +328,21 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
     return adjusted
 
 
+def holm_tested(pvalues: ArrayLike) -> np.ndarray:
+    """:func:`holm` over the entries that have a p-value, the tests that were run; a missing
+    one (NaN or None: a row without a test) stays NaN and is not part of the family.
+
+    >>> holm_tested([0.01, None, 0.04])
+    array([0.02,  nan, 0.04])
+    """
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    tested = ~np.isnan(p)
+    if tested.any():
+        out[tested] = holm(p[tested])
+    return out
+
+
 def holm_significant(pvalues: ArrayLike, alpha: float = 0.05) -> np.ndarray:
     """Which comparisons hold at family-wise level ``alpha`` after Holm's correction.
 

@@ -214,9 +214,6 @@ def rewording_table(scored: Iterable[tuple[str, CBResult]],
     original = frame["value"].where(frame["template_set"] == ORIGINAL)
     frame["relative"] = frame["change"] / original.groupby(
         [frame["group"], frame["model"]]).transform("first")
-    tested = frame["p_value"].notna()
-    frame["p_holm"] = np.nan
-    if tested.any():
-        frame.loc[tested, "p_holm"] = stats.holm(frame.loc[tested, "p_value"])
+    frame["p_holm"] = stats.holm_tested(frame["p_value"])
     frame["moved"] = frame["p_holm"] < alpha
     return frame

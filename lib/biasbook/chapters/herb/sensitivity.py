@@ -202,10 +202,7 @@ def rewording_table(tree: RegionTree, by_set: Mapping[str, Mapping[str, NDArray]
         frame[column] *= SCALE["table1"]
     original = frame[frame["template_set"] == ORIGINAL].set_index("model")["value"]
     frame["relative"] = frame["change"] / frame["model"].map(original)
-    tested = frame["p_value"].notna()
-    frame["p_holm"] = np.nan
-    if tested.any():
-        frame.loc[tested, "p_holm"] = stats.holm(frame.loc[tested, "p_value"])
+    frame["p_holm"] = stats.holm_tested(frame["p_value"])
     frame["moved"] = frame["p_holm"] < alpha
     return frame
 

@@ -113,10 +113,7 @@ def holm_family(frame: pd.DataFrame, *, alpha: float = 0.05,
     Used in: indirect-stereotypes/03.
     """
     out = frame.copy()
-    has_p = out["p_value"].notna()
-    out["p_holm"] = np.nan
-    if has_p.any():
-        out.loc[has_p, "p_holm"] = stats.holm(out.loc[has_p, "p_value"].to_numpy(dtype=float))
+    out["p_holm"] = stats.holm_tested(out["p_value"])
     significant = out["p_holm"].le(alpha)
     excludes = out["ci_low"].gt(0) | out["ci_high"].lt(0)
     out["holds"] = significant & excludes
