@@ -349,6 +349,23 @@ def test_tying_runs_untie_the_warm_up_and_debias_the_chosen_side(tiny_ptb):
     assert sweep.tying_runs({"ptb": d}, SETTINGS, result) == {}
 
 
+def test_worker_processes_train_the_same_models_as_this_one(tiny_ptb, tmp_path, monkeypatch):
+    settings = sweep.Settings(**{**SETTINGS.__dict__, "seeds": [0, 1],
+                                 "tying": {"corpus": "ptb", "lam": 0.5}})
+    here = sweep.run({"ptb": tiny_ptb}, settings, progress=False)
+    tied_here = sweep.tying_runs({"ptb": tiny_ptb}, settings, here, progress=False)
+    monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "second cache"))
+    calls = []
+    monkeypatch.setattr(sweep, "train_lm", lambda *a, **k: calls.append(a) or None)
+    there = sweep.run({"ptb": tiny_ptb}, settings, workers=2, progress=False)
+    tied_there = sweep.tying_runs({"ptb": tiny_ptb}, settings, there, progress=False)
+    assert calls == []  # the workers trained every model, the tying runs' included
+    assert [m.fingerprint for m in there.models()] == [m.fingerprint for m in here.models()]
+    assert [r.texts for r in there.runs.values()] == [r.texts for r in here.runs.values()]
+    assert {k: (r.lm.fingerprint, r.ppl) for k, r in tied_there.items()} == {
+        k: (r.lm.fingerprint, r.ppl) for k, r in tied_here.items()}
+
+
 class Interrupted(Exception):
     pass
 

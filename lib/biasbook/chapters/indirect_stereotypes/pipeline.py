@@ -25,6 +25,7 @@ import pandas as pd
 from biasbook import store
 from biasbook.embeddings import glove
 from biasbook.mitigation.birm import FEMININE, MASCULINE, birm
+from biasbook.processes import in_processes
 from biasbook.text.word_context import WordContextMatrix, word_context_matrix
 
 from .corpus import cds_documents, cds_pairs, documents, sentences
@@ -100,25 +101,10 @@ def vectors(mats: dict[str, WordContextMatrix], glove_options: dict, seeds: Iter
         if spec is None:
             raise ValueError("workers > 1 needs spec=(corpus, matrix, birm_options), with which "
                              "the workers read the matrices back from the cache")
-        _train_in_processes(jobs, spec, glove_options, workers, progress)
+        in_processes(_train_one, [(spec, method, seed, glove_options) for method, seed in jobs],
+                     workers, desc="GloVe runs", progress=progress)
     return {(method, seed): glove.train(mats[method], seed=seed, progress=progress,
                                         **glove_options) for method, seed in jobs}
-
-
-def _train_in_processes(jobs, spec, glove_options, workers, progress) -> None:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tqdm.auto import tqdm
-
-    # spawn, not fork: a notebook kernel has threads, and a forked copy of them can deadlock
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-        futures = [pool.submit(_train_one, spec, method, seed, glove_options)
-                   for method, seed in jobs]
-        for future in tqdm(as_completed(futures), total=len(futures), disable=not progress,
-                           desc=f"GloVe runs ({min(workers, len(jobs))} processes)"):
-            future.result()
 
 
 def _train_one(spec: tuple[dict, dict, dict], method: str, seed: int, glove_options: dict) -> None:

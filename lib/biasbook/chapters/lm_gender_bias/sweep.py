@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import partial
 
 import numpy as np
 import torch
@@ -54,6 +55,7 @@ from biasbook.chapters.lm_gender_bias import corpora
 from biasbook.chapters.lm_gender_bias.data import defining_pairs
 from biasbook.mitigation.subspace import BiasRegularizer
 from biasbook.models import fingerprint
+from biasbook.processes import in_processes
 from biasbook.training.lstm import (
     EOS,
     LMConfig,
@@ -376,21 +378,63 @@ def lambda_run(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM |
                      stats["cos2_out"])
 
 
-def run(data: dict[str, LMCorpus], settings: Settings, *, progress: bool = True) -> Sweep:
+def run(data: dict[str, LMCorpus], settings: Settings, *, workers: int = 1,
+        progress: bool = True) -> Sweep:
     """For every corpus of ``data`` and each of its training seeds: warm up, then train and
-    generate for each of its lambdas.
+    generate for each of its lambdas. With ``workers > 1``, that many processes train first
+    (:func:`train_in_processes`) and this loop reads their models back.
 
     Used in: lm-gender-bias/02.
     """
     warmups, by_seed = {}, {}
     jobs = [(seed, name, lam) for name in data for seed in settings.value("seeds", name)
             for lam in settings.value("lambdas", name)]
+    if workers > 1:
+        train_in_processes(data, settings, workers, progress=progress)
     for seed, name, lam in tqdm(jobs, desc="λ sweep (train + generate)", disable=not progress):
         if name not in warmups.setdefault(seed, {}):
             warmups[seed][name] = warm_up(data[name], settings, seed, progress=progress)
         by_seed.setdefault(seed, {})[name, lam] = lambda_run(
             data[name], lam, settings, warmups[seed][name], seed=seed, progress=progress)
     return Sweep(warmups, by_seed)
+
+
+def train_in_processes(data: dict[str, LMCorpus], settings: Settings, workers: int, *,
+                       progress: bool = True) -> None:
+    """Every model of :func:`run` and :func:`tying_runs` and its texts, trained by ``workers``
+    processes into the cache (:func:`biasbook.processes.in_processes`): the warm-ups first, then
+    the lambdas. One small LSTM trains on one core, so this uses them all; each worker has this
+    process's torch threads, so the models are the same as trained here.
+
+    Used in: lm-gender-bias/02.
+    """
+    slim = {name: replace(d, bias_docs=[]) for name, d in data.items()}  # what training reads
+    seeds = {name: settings.value("seeds", name) for name in data}
+    warm = [(slim[name], settings, seed) for name in data for seed in seeds[name]
+            if settings.value("warmup_tokens", name)]
+    runs = [(slim[name], settings, seed, lam, {}) for name in data for seed in seeds[name]
+            for lam in settings.value("lambdas", name)]
+    if settings.tying is not None and settings.tying["corpus"] in data:
+        name, lam = settings.tying["corpus"], float(settings.tying["lam"])
+        runs += [(slim[name], settings, seeds[name][0], lam_, untie)
+                 for lam_, untie in _untied_jobs(lam)]
+    threads = torch.get_num_threads()
+    in_processes(partial(warm_up, progress=False), warm, workers, torch_threads=threads,
+                 desc="warm-ups", progress=progress)
+    in_processes(_lambda_job, runs, workers, torch_threads=threads, desc="λ models",
+                 progress=progress)
+
+
+def _lambda_job(data: LMCorpus, settings: Settings, seed: int, lam: float, untie: dict) -> None:
+    """:func:`lambda_run` in a worker process, from its seed's (cached) warm-up."""
+    warm = warm_up(data, settings, seed, progress=False)
+    lambda_run(data, lam, settings, warm, seed=seed, progress=False, **untie)
+
+
+def _untied_jobs(lam: float) -> list[tuple[float, dict]]:
+    """The untied models of :func:`tying_runs`: (lambda, options of :func:`train_lambda`)."""
+    return [(0.0, {"tied": False}),
+            *((lam, {"tied": False, "debias": w}) for w in ("input", "output", "both"))]
 
 
 def tying_runs(data: dict[str, LMCorpus], settings: Settings, sweep: Sweep, *,
@@ -408,9 +452,9 @@ def tying_runs(data: dict[str, LMCorpus], settings: Settings, sweep: Sweep, *,
     name, lam = settings.tying["corpus"], float(settings.tying["lam"])
     seed, d = settings.value("seeds", name)[0], data[name]
     warm = sweep.warmups[seed][name]
-    jobs = [("tied", 0.0, {}), ("tied", lam, {}), ("untied", 0.0, {"tied": False}),
-            *((f"untied, {w}", lam, {"tied": False, "debias": w})
-              for w in ("input", "output", "both"))]
+    jobs = [("tied", 0.0, {}), ("tied", lam, {}),
+            *((f"untied, {untie['debias']}" if "debias" in untie else "untied", lam_, untie)
+              for lam_, untie in _untied_jobs(lam))]
     out = {}
     for variant, lam_, untie in tqdm(jobs, desc="tied vs untied", disable=not progress):
         done = sweep.by_seed[seed].get((name, lam_)) if variant == "tied" else None
