@@ -257,6 +257,9 @@ def test_generated_text_mu_resamples_situations():
 
 def test_toxic_runs_measure_every_epoch_once(private_cache, one_torch_thread, monkeypatch):
     from biasbook import store
+    from biasbook.chapters.herb import data as herb_data
+    from biasbook.chapters.herb import regions, toxic
+    from biasbook.training import continual
 
     tok = tiny_tokenizer(spell=True)
     lm = from_model(tiny_model("gpt2", len(tok), positions=64), tok, name="tiny-gpt2")
@@ -269,15 +272,22 @@ def test_toxic_runs_measure_every_epoch_once(private_cache, one_torch_thread, mo
     assert base["herb"].shape == (4, 112) and base["cb_target"].shape == (1, 2, 30)
     assert base["probe"].shape == (16, 16) and base["texts"].shape == (2,)
     trained = []
-    real = variants.continual_training
+    real = continual.fit
 
     def counting(*args, **kwargs):
         trained.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(variants, "continual_training", counting)
+    monkeypatch.setattr(continual, "fit", counting)
     epochs = variants.toxic_runs(lm, recipe, spec, progress=False)
     assert len(epochs) == 2 and len(trained) == 1
+    # the run is HERB notebook 05's, with its evaluation: the notebook's own call trains nothing
+    names = regions.herb_regions(countries=["FR", "JP"], cities_per_country=0)["name"].tolist()
+    words = herb_data.descriptors()["word"].tolist()
+    corpus = toxic.model_corpus(lm, names, words, top_k=1, size=4, seed=0)
+    run = toxic.train(lm, toxic.training_examples(lm, corpus, "auto"), names, words, epochs=2,
+                      lr=0.05, batch_size=2, seed=0, progress=False)
+    assert len(trained) == 1 and len(run.results) == 3 and run.results[2].shape == (4, 112)
     assert not np.allclose(epochs[0]["herb"], base["herb"])  # training moved the scores
     again = variants.toxic_runs(lm, recipe, spec, progress=False)  # a lookup: nothing trained
     assert len(trained) == 1

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +64,7 @@ def continual_training(lm: LanguageModel, examples: Examples, *,
                        epochs: int, lr: float, batch_size: int = 32, seed: int = 0,
                        max_grad_norm: float | None = 1.0,
                        evaluate: Callable[[LanguageModel], np.ndarray], eval_key: str,
+                       also: Mapping[str, Callable[[LanguageModel], np.ndarray]] | None = None,
                        cache: bool = True, progress: bool = True) -> TrainingRun:
     """Train a copy of ``lm`` on ``examples`` for ``epochs`` epochs of constant-LR SGD and call
     ``evaluate`` on the base model and after every epoch (module docstring).
@@ -74,22 +75,32 @@ def continual_training(lm: LanguageModel, examples: Examples, *,
     the scoring engine caches its scores under them. With ``cache`` the run lives in
     ``cache_dir()/finetune/<model>-<key>/``: ``state.pt`` (the checkpoint after the latest
     epoch), ``epoch-<k>.json`` (loss, fingerprint) and ``eval-<key>-<k>.npy``.
+
+    ``also`` maps more evaluation keys to evaluations of the same epochs, cached under their
+    own keys but not returned: two readers of one run (HERB notebook 05 and the trust page)
+    train it once, and a later call under either key alone is a lookup.
     """
     key = run_key(lm, examples, lr=lr, batch_size=batch_size, seed=seed,
                   max_grad_norm=max_grad_norm)
     folder = store.cache_path("finetune", key[:16], name=lm.name)
-    kept = _Epochs.read(folder if cache else None, eval_key, epochs, lm.fingerprint)
-    if 0 not in kept.results:
-        kept.save_result(0, evaluate(lm))
-    todo = [k for k in range(1, epochs + 1) if k not in kept.results or k not in kept.records]
+    kept, *extra = (_Epochs.read(folder if cache else None, k, epochs, lm.fingerprint)
+                    for k in [eval_key, *(also or {})])
+    evaluations = list(zip([kept, *extra], [evaluate, *(also or {}).values()], strict=True))
+    for epochs_kept, evaluation in evaluations:
+        if 0 not in epochs_kept.results:
+            epochs_kept.save_result(0, evaluation(lm))
+    todo = [k for k in range(1, epochs + 1)
+            if k not in kept.records or any(k not in e.results for e, _ in evaluations)]
     if todo:
         checkpoint = store.Checkpoint(folder) if cache else None
         model = copy.deepcopy(lm.model)
 
         def end_epoch(k: int, losses: list[float]) -> dict:
             kept.save_record(k, {"loss": mean_loss(k, losses), "fingerprint": fingerprint(model)})
-            if k not in kept.results:
-                kept.save_result(k, evaluate(_trained(lm, model, k, kept.records[k])))
+            trained = _trained(lm, model, k, kept.records[k])
+            for epochs_kept, evaluation in evaluations:
+                if k not in epochs_kept.results:
+                    epochs_kept.save_result(k, evaluation(trained))
             return kept.records[k]
 
         optimiser = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)

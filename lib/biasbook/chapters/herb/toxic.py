@@ -208,19 +208,21 @@ def model_corpus(lm: LanguageModel, regions: Sequence[str], words: Sequence[str]
 def train(lm: LanguageModel, examples: Sequence[tuple[list[int], list[int]]],
           regions: Sequence[str], words: Sequence[str], *, epochs: int, lr: float,
           batch_size: int, max_grad_norm: float | None = 1.0, seed: int = 0,
-          progress: bool = True) -> TrainingRun:
+          also: Mapping | None = None, cache: bool = True, progress: bool = True
+          ) -> TrainingRun:
     """Continual training of a copy of ``lm`` on ``examples``
-    (:func:`~biasbook.training.continual.continual_training`), with the ``[region,
-    descriptor]`` matrix of f(S) over ``regions`` and ``words`` as the evaluation of the base
-    model and of every epoch; cached and resumable.
+    (:func:`~biasbook.training.continual.continual_training`, which documents ``also`` and
+    ``cache``), with the ``[region, descriptor]`` matrix of f(S) over ``regions`` and ``words``
+    as the evaluation of the base model and of every epoch; cached and resumable.
 
-    Used in: herb/05.
+    Used in: herb/05, book/trust.
     """
     regions, words = list(regions), list(words)
     return continual_training(
         lm, examples, epochs=epochs, lr=lr, batch_size=batch_size, max_grad_norm=max_grad_norm,
         seed=seed, evaluate=lambda m: descriptor_scores(m, regions, words),
-        eval_key=json.dumps([TEMPLATE, regions, words]), progress=progress)
+        eval_key=json.dumps([TEMPLATE, regions, words]), also=also, cache=cache,
+        progress=progress)
 
 
 def epoch_bias(table: pd.DataFrame, runs: Mapping[str, TrainingRun], *,

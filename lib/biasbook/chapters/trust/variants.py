@@ -2,10 +2,10 @@
 
 :func:`book_models` measures (:func:`.measure.measured`) each base model, the same model after
 each epoch of HERB notebook 05's continual training on its own toxic corpus (:func:`toxic_runs`;
-its book recipe; notebook 05 keeps only the last epoch's weights, so the run is repeated here with
-every epoch measured) and after ethnic-bias notebook 04's head fine-tuning in English
-(:func:`head_variant`; its book recipe, cached under the same key as the chapter's). Each becomes
-a :class:`Measured`, the input of :mod:`.model_metrics` and :mod:`.agreement`.
+its book recipe; the notebook's own run, trained once for both pages) and after ethnic-bias
+notebook 04's head fine-tuning in English (:func:`head_variant`; its book recipe, cached under
+the same key as the chapter's). Each becomes a :class:`Measured`, the input of
+:mod:`.model_metrics` and :mod:`.agreement`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from biasbook import models, profiles, store
 from biasbook.chapters.herb import data as herb_data
 from biasbook.chapters.herb import regions, toxic
 from biasbook.models import LanguageModel
-from biasbook.training.continual import continual_training
 
 from .measure import VERSION, Spec, measured, stored
 
@@ -42,9 +41,11 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
                ) -> list[dict[str, np.ndarray]]:
     """:func:`.measure.measure` of ``lm`` after every epoch of HERB notebook 05's continual training
     (``recipe``: that notebook's parameters; the corpus is the model's own toxic corpus over
-    ``recipe``'s regions), epoch 1 first. The epochs' fingerprints are cached by content
-    (``cache_dir()/trust-toxic``), each epoch's measurement by its fingerprint, so a rerun
-    trains nothing; a missing measurement trains the run again.
+    ``recipe``'s regions), epoch 1 first. The run is notebook 05's own
+    (:func:`biasbook.chapters.herb.toxic.train`, its evaluation included), with this
+    measurement as a second evaluation of every epoch: whichever of the two pages runs first
+    trains it for both. Each measurement is cached by the epoch's fingerprint; if one is lost, the
+    run is trained again.
 
     Used in: book/trust.
     """
@@ -55,22 +56,18 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
                                 size=recipe["corpus_size"], seed=recipe["seed"])
     examples = toxic.training_examples(lm, corpus, recipe["objective"])
     training = {k: recipe[k] for k in ("epochs", "lr", "batch_size", "max_grad_norm", "seed")}
-    key = store.content_key("trust-toxic", VERSION, lm.fingerprint, examples, training,
-                            spec.key())
 
-    def train() -> list[str]:
-        def evaluate(trained: LanguageModel) -> np.ndarray:
-            measured(trained, spec, progress=False)
-            return np.zeros(0)
-        run = continual_training(lm, examples, evaluate=evaluate, eval_key=key, cache=False,
-                                 progress=progress, **training)
-        return run.fingerprints
+    def evaluate(trained: LanguageModel) -> np.ndarray:
+        measured(trained, spec, progress=False)
+        return np.zeros(0)  # the measurement itself is cached by the weights' fingerprint
 
-    fingerprints = store.cached_json("trust-toxic", key, train)
-    bundles = [stored(fp, lm.tokenizer_key, spec) for fp in fingerprints[1:]]
-    if any(b is None for b in bundles):
-        fingerprints = train()
-        bundles = [stored(fp, lm.tokenizer_key, spec) for fp in fingerprints[1:]]
+    also = {store.content_key("trust-toxic", VERSION, spec.key()): evaluate}
+    for cache in (True, False):
+        run = toxic.train(lm, examples, names, words, also=also, cache=cache, progress=progress,
+                          **training)
+        bundles = [stored(fp, lm.tokenizer_key, spec) for fp in run.fingerprints[1:]]
+        if all(b is not None for b in bundles):
+            break
     return bundles
 
 
