@@ -184,13 +184,14 @@ def test_personas_keep_the_mark_and_longer_personas_continue_the_shorter(
 
 @pytest.mark.slow
 def test_persona_step_twice_without_cache_gives_the_same_table(one_torch_thread):
-    """Same seed, same table: Africa's paper pairs through SmolLM2 twice, nothing cached."""
+    """Same seed, same table: Africa's paper pairs through SmolLM2 twice, nothing cached, the
+    second time in two worker processes."""
     from biasbook.chapters.region_aware import topic_pair_weat
 
     pairs = topic_pair_weat.paper_pairs(["Africa"])
     settings = {"models": ["smollm2-135m"], "runs": 2, "max_new_tokens": 16}
-    first, second = (personas.personas(pairs, settings, progress=False, cache=False)
-                     for _ in range(2))
+    first, second = (personas.personas(pairs, settings, workers=workers, progress=False,
+                                       cache=False) for workers in (1, 2))
     pd.testing.assert_frame_equal(first, second)
     assert len(first) == 2 * len(personas.topic_prompts(pairs))
     assert first["persona"].str.len().gt(0).all()

@@ -40,14 +40,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+import torch
 
 from biasbook import datafiles, models, store, validate
 from biasbook.chapters.region_aware import chat
+from biasbook.processes import in_processes
 
 PERSONAS_VERSION = 1  # bump when prompting, decoding or classification below changes
 TOPIC_TEXTS = ("name", "keywords")
@@ -180,11 +181,13 @@ def _sample(lm: models.LanguageModel, prompts: list[str], seed: int, temperature
 
 
 def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = None, *,
-             progress: bool = True, cache: bool = True) -> pd.DataFrame:
+             workers: int = 1, progress: bool = True, cache: bool = True) -> pd.DataFrame:
     """One row per (model, run, topic): ``model``, ``run``, ``region``, ``topic``,
     ``topic_gender``, the topic's ``pairs`` mark where the pairs have one (:func:`topic_prompts`),
     ``persona``, ``persona_gender``, ``rule``, ``mismatch`` (``None`` where the persona's gender
-    is unknown).
+    is unknown). ``workers > 1`` samples in that many processes
+    (:func:`biasbook.processes.in_processes`), each with this process's torch threads, so the
+    texts are the same.
 
     Used in: region-aware/06.
     """
@@ -192,17 +195,19 @@ def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = N
         settings = PersonaSettings.from_mapping(settings)
     prompts = topic_prompts(pairs, topic_text=settings.topic_text)
     mark = ["pairs"] if "pairs" in prompts else []
-    rows = []
+    parts = {region: prompts[prompts["region"] == region]
+             for region in dict.fromkeys(prompts["region"])}
     jobs = [(m, r, region) for m in settings.models for r in range(settings.runs)
-            for region in dict.fromkeys(prompts["region"])]
-    for name, run, region in tqdm(jobs, desc="personas (model, run, region)",
-                                  disable=not progress):
-        lm = _model(name)
-        part = prompts[prompts["region"] == region]
-        texts = generate(lm, [render(lm.tokenizer, region, t) for t in part["topic"]],
-                         seed=settings.seed + run, temperature=settings.temperature,
-                         max_new_tokens=settings.max_new_tokens, cache=cache)
-        for (_, row), text in zip(part.iterrows(), texts, strict=True):
+            for region in parts]
+    texts = in_processes(
+        partial(_region_personas, temperature=settings.temperature,
+                max_new_tokens=settings.max_new_tokens, cache=cache),
+        [(name, region, parts[region]["topic"].tolist(), settings.seed + run)
+         for name, run, region in jobs], workers, torch_threads=torch.get_num_threads(),
+        desc="personas (model, run, region)", progress=progress)
+    rows = []
+    for (name, run, region), region_texts in zip(jobs, texts, strict=True):
+        for (_, row), text in zip(parts[region].iterrows(), region_texts, strict=True):
             gender, rule = persona_gender(text)
             rows.append({"model": name, "run": run, "region": region, "topic": row["topic"],
                          "topic_gender": row["topic_gender"], **row[mark].to_dict(),
@@ -212,9 +217,18 @@ def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = N
                                        "persona", "persona_gender", "rule", "mismatch"])
 
 
+def _region_personas(name: str, region: str, topics: list[str], seed: int, *,
+                     temperature: float, max_new_tokens: int, cache: bool) -> list[str]:
+    """:func:`generate` of one region's topic prompts with model ``name`` (loaded once per
+    process)."""
+    lm = _model(name)
+    return generate(lm, [render(lm.tokenizer, region, t) for t in topics], seed=seed,
+                    temperature=temperature, max_new_tokens=max_new_tokens, cache=cache)
+
+
 def by_length(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = None, *,
               region: str, max_new_tokens: Sequence[int], models: Sequence[str] | None = None,
-              progress: bool = True, cache: bool = True) -> pd.DataFrame:
+              workers: int = 1, progress: bool = True, cache: bool = True) -> pd.DataFrame:
     """:func:`personas` of one region's topics once per length in ``max_new_tokens``, stacked
     with a ``max_new_tokens`` column (``models``: ``None`` for the settings' models).
 
@@ -232,8 +246,8 @@ def by_length(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = 
     if models is not None:
         settings = replace(settings, models=tuple(validate.word_list("models", models)))
     one = pairs[pairs["region"] == region]
-    return pd.concat([personas(one, replace(settings, max_new_tokens=n), progress=progress,
-                               cache=cache).assign(max_new_tokens=n)
+    return pd.concat([personas(one, replace(settings, max_new_tokens=n), workers=workers,
+                               progress=progress, cache=cache).assign(max_new_tokens=n)
                       for n in max_new_tokens], ignore_index=True)
 
 
