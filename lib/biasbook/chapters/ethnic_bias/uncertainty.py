@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 
 from biasbook import stats
+from biasbook.chapters.ethnic_bias.pipeline import CBResult
+from biasbook.chapters.ethnic_bias.tables import jsd_cells
 
 UNIT = "template x attribute cells"
 SENTENCES = "held-out sentences"
@@ -69,6 +71,19 @@ def difference_row(a: np.ndarray, b: np.ndarray, *, unit: str, level: float,
     d = stats.paired_difference(a, b, np.mean, level=level, method="percentile",
                                 n_resamples=n_resamples, seed=seed, unit=unit)
     return d.row()
+
+
+def jsd_difference(first: tuple[CBResult, CBResult], second: tuple[CBResult, CBResult], *,
+                   level: float, n_resamples: int, seed: int) -> dict:
+    """JSD between the ``first`` pair of results minus JSD between the ``second``, over the
+    template x attribute cells both pairs have: :func:`difference_row` on the cells' JSDs.
+
+    Used in: ethnic-bias/03, ethnic-bias/04.
+    """
+    both = jsd_cells(*first).merge(jsd_cells(*second), on=["template", "attribute"],
+                                   suffixes=("", "_other"))
+    return difference_row(both["jsd"].to_numpy(), both["jsd_other"].to_numpy(), unit=UNIT,
+                          level=level, n_resamples=n_resamples, seed=seed)
 
 
 def text(frame: pd.DataFrame, value: str = "value", prefix: str = "", digits: int = 3,

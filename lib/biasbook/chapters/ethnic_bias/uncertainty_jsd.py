@@ -30,8 +30,8 @@ from biasbook.chapters.ethnic_bias.tables import (
 from biasbook.chapters.ethnic_bias.uncertainty import (
     NO_INTERVAL,
     UNIT,
-    difference_row,
     interval_row,
+    jsd_difference,
 )
 from biasbook.metrics import cb
 
@@ -93,11 +93,8 @@ def jsd_differences(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]],
             if not set(first + second) <= set(per_language):
                 continue
             r = {c: base(per_language[c]) for c in {*first, *second}}
-            both = jsd_cells(r[first[0]], r[first[1]]).merge(
-                jsd_cells(r[second[0]], r[second[1]]), on=["template", "attribute"],
-                suffixes=("", "_other"))
-            row = difference_row(both["jsd"].to_numpy(), both["jsd_other"].to_numpy(),
-                                 unit=UNIT, level=level, n_resamples=n_resamples, seed=seed)
+            row = jsd_difference((r[first[0]], r[first[1]]), (r[second[0]], r[second[1]]),
+                                 level=level, n_resamples=n_resamples, seed=seed)
             rows.append({"group": group, "model": model, "pair": "-".join(first),
                          "other_pair": "-".join(second), **row})
     return pd.DataFrame(rows, columns=["group", "model", "pair", "other_pair", "value", "ci_low",

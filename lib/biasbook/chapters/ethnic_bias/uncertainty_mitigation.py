@@ -28,6 +28,7 @@ from biasbook.chapters.ethnic_bias.uncertainty import (
     difference_row,
     family,
     interval_row,
+    jsd_difference,
 )
 from biasbook.metrics import cb
 
@@ -237,10 +238,7 @@ def jsd_change_tests(outcomes, *, level: float = 0.95, n_resamples: int = 9999,
         partner = ft.get((o.row["direction"], o.row["language"]))
         if o.row["variant"] != "align" or partner is None:
             continue
-        both = jsd_cells(o.result, english.result).merge(
-            jsd_cells(partner.result, english.result), on=["template", "attribute"],
-            suffixes=("", "_ft"))
-        test = difference_row(both["jsd"].to_numpy(), both["jsd_ft"].to_numpy(), unit=UNIT,
+        test = jsd_difference((o.result, english.result), (partner.result, english.result),
                               level=level, n_resamples=n_resamples, seed=seed)
         rows.append({"direction": o.row["direction"], "language": o.row["language"],
                      "aligned_to": o.row["aligned_to"], "variant": "align", "reference": "ft",
