@@ -34,6 +34,7 @@ from biasbook.chapters.ethnic_bias.uncertainty import (
     jsd_difference,
 )
 from biasbook.metrics import cb
+from biasbook.results import UNCERTAINTY
 
 #: The paper's comparisons of Table 3 (Sec. 5): "the JSD of English-German is much lower than the
 #: JSD of English-Korean", and the distributions of languages "relatively distant from English"
@@ -71,8 +72,7 @@ def jsd_intervals(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
                              "paper vs ours": stats.paper_verdict(
                                  theirs, row["ci_low"], row["ci_high"],
                                  reason="" if comparable else "another model")})
-    return pd.DataFrame(rows, columns=["group", "model", "pair", "value", "ci_low", "ci_high",
-                                       "ci_level", "ci_unit", "ci_units", "ci_method", "paper",
+    return pd.DataFrame(rows, columns=["group", "model", "pair", "value", *UNCERTAINTY, "paper",
                                        "paper vs ours"])
 
 
@@ -97,9 +97,8 @@ def jsd_differences(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]],
                                  level=level, n_resamples=n_resamples, seed=seed)
             rows.append({"group": group, "model": model, "pair": "-".join(first),
                          "other_pair": "-".join(second), **row})
-    return pd.DataFrame(rows, columns=["group", "model", "pair", "other_pair", "value", "ci_low",
-                                       "ci_high", "ci_level", "ci_unit", "ci_units",
-                                       "ci_method", "p_value"])
+    return pd.DataFrame(rows, columns=["group", "model", "pair", "other_pair", "value",
+                                       *UNCERTAINTY, "p_value"])
 
 
 def jsd_sentence(row) -> str:

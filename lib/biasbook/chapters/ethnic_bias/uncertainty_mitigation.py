@@ -31,6 +31,7 @@ from biasbook.chapters.ethnic_bias.uncertainty import (
     jsd_difference,
 )
 from biasbook.metrics import cb
+from biasbook.results import UNCERTAINTY
 
 
 def _perplexity(log_likelihood, tokens, axis=-1):
@@ -246,9 +247,8 @@ def jsd_change_tests(outcomes, *, level: float = 0.95, n_resamples: int = 9999,
                      "paper_expects": "closer" if o.row["direction"] == "x->en" else "further",
                      **test})
     return pd.DataFrame(rows, columns=["direction", "language", "aligned_to", "variant",
-                                       "reference", "versus", "paper_expects", "value", "ci_low",
-                                       "ci_high", "ci_level", "ci_unit", "ci_units",
-                                       "ci_method", "p_value"])
+                                       "reference", "versus", "paper_expects", "value",
+                                       *UNCERTAINTY, "p_value"])
 
 
 def jsd_change_sentence(row) -> str:

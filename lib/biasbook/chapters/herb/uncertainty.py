@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from biasbook import stats
 from biasbook.chapters.herb.tables import SCALE
 from biasbook.metrics.herb import Mode, RegionTree, hierarchical_bias
+from biasbook.results import UNCERTAINTY
 
 
 def _overall(tree: RegionTree, scores: NDArray, mode: Mode):
@@ -79,8 +80,7 @@ def model_differences(tree: RegionTree, scores: Mapping[str, NDArray], *,
                                     level=level, method="percentile", n_resamples=n_resamples,
                                     seed=seed, unit="descriptors", vectorized=False)
         rows.append({"model": a, "versus": b, **d.interval.row(), "p_value": d.p_value})
-    frame = pd.DataFrame(rows, columns=["model", "versus", "value", "ci_low", "ci_high",
-                                        "ci_level", "ci_unit", "ci_units", "ci_method", "p_value"])
+    frame = pd.DataFrame(rows, columns=["model", "versus", "value", *UNCERTAINTY, "p_value"])
     frame["p_holm"] = stats.holm(frame["p_value"]) if len(frame) else []
     frame["holds"] = frame["p_holm"] < alpha
     return frame
