@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from biasbook import resources
-from biasbook.chapters.region_aware import cleaning, corpora
+from biasbook.chapters.region_aware import cleaning, corpora, sources
 
 UN_YEARS = (2015, 2016)  # two sessions keep the UN tests to a few seconds
 
@@ -39,7 +39,7 @@ def test_short_and_repeated_documents_are_dropped():
 
 
 def test_every_un_speaker_is_placed_or_named_as_left_out():
-    table = corpora.un_countries()
+    table = sources.un_countries()
     assert table["code"].is_unique
     assert set(table.loc[table["region"].isna(), "continent"]) == {"SA"}
     assert set(table["region"].dropna()) == set(corpora.REGIONS)
@@ -105,9 +105,9 @@ def test_un_documents_come_from_the_top_three_countries_of_each_region():
                                   years=UN_YEARS)
     assert set(docs["code"]) == set(top.loc[top["region"] == "Oceania", "code"])
     one = docs["code"].iloc[0]
-    files = [p for p in corpora.text_corpora.un_debate_files()
+    files = [p for p in sources.text_corpora.un_debate_files()
              if p.stem.startswith(f"{one}_") and int(p.stem[-4:]) in range(2015, 2017)]
-    sentences = [s for p in files for s in corpora.un_speech_sentences(p)]
+    sentences = [s for p in files for s in sources.un_speech_sentences(p)]
     assert set(docs.loc[docs["code"] == one, "text"]) <= set(sentences)
     assert table.set_index("code").loc[one, "examples"] == len(sentences) == len(
         corpora.source_texts("un-debates", one, years=UN_YEARS))
@@ -131,7 +131,7 @@ def test_bad_input_is_named(call, match):
 def test_geowac_is_read_from_the_users_file_and_missing_offline(tmp_path, monkeypatch, offline):
     monkeypatch.setenv("BIASBOOK_DATA", str(tmp_path / "mirror"))
     monkeypatch.setenv("BIASBOOK_CACHE", str(tmp_path / "cache"))
-    corpora._geowac_frame.cache_clear()
+    sources._geowac_frame.cache_clear()
     with pytest.raises(resources.ResourceError, match="NOT AVAILABLE OFFLINE"):
         corpora.volume_table("geowac")
     rows = [("NG", f"Nigerian example number {i} here.") for i in range(5)]
@@ -151,7 +151,7 @@ def test_geowac_is_read_from_the_users_file_and_missing_offline(tmp_path, monkey
         docs = corpora.documents("geowac", max_docs=6)
         assert sorted(len(v) for v in docs.values()) == [1, 6]
     finally:
-        corpora._geowac_frame.cache_clear()
+        sources._geowac_frame.cache_clear()
 
 
 def test_table_helpers_in_the_papers_forms():

@@ -1,7 +1,8 @@
 """Region-aware gender-bias topics and metrics (Borah, Garimella & Mihalcea 2024).
 
-- :mod:`.corpora`: region-labelled corpora (UN General Debate sentences and city tweets stand in
-  for GeoWAC; GeoWAC itself on the ``paper`` profile), Table 5 volumes.
+- :mod:`.sources`: the region-labelled sources, read and cleaned (UN General Debate sentences and
+  city tweets stand in for GeoWAC; GeoWAC itself on the ``paper`` profile); :mod:`.corpora`:
+  their Table 5 volumes and the sampled documents of each region.
 - :mod:`.weat_across_regions`: Sec. 3 and Appendix C, the ten Caliskan WEAT tests on word2vec
   vectors trained per region (Tables 1 and 7).
 - :mod:`.topic_pair_weat`: Sec. 5, WEAT on region-aware topic pairs with region-specific names, on
