@@ -9,6 +9,7 @@ nothing imports :mod:`biasbook.chapters` (``tests/test_layout.py`` checks it).
 - :mod:`biasbook.resources`  registry of every named model, corpus, benchmark and word list
 - :mod:`biasbook.datafiles`  the project's own data: ``data/<chapter>/<name>.yml``, papers' numbers
 - :mod:`biasbook.store`      atomic writes and content-keyed caches
+- :mod:`biasbook.processes`  cached jobs shared among worker processes (one per core)
 - :mod:`biasbook.validate`   checks at the point of input (modes, word lists)
 - :mod:`biasbook.models`     load offline GGUF models or any Hugging Face model, with a fingerprint
 - :mod:`biasbook.scoring`    sentence log-likelihoods and slot probabilities (the hot path)
