@@ -62,3 +62,31 @@ def test_table1_overall_is_scaled_as_table1_prints_and_carries_the_papers_value(
     assert spread["value"].tolist() == pytest.approx((raw["value"] * 1e3).tolist())
     assert spread["paper"].iloc[0] == pytest.approx(4.2) and np.isnan(spread["paper"].iloc[1])
     assert diffs["value"].iloc[0] == pytest.approx(1e3 * (raw["value"][0] - raw["value"][1]))
+
+
+def test_table1_intervals_are_table1_with_the_overall_interval_of_c_w():
+    from biasbook.chapters.herb import tables
+    from biasbook.chapters.herb.model_scores import ModelScores
+    from biasbook.chapters.herb.regions import herb_regions
+
+    table = herb_regions(countries=["FR", "DE", "JP", "IN", "KE", "NG"], cities_per_country=1)
+    rng = np.random.default_rng(4)
+    scored = {"m": ModelScores("causal", rng.uniform(-9, -1, size=(len(table), 10)),
+                               region_scores=rng.uniform(-9, -1, size=len(table)))}
+    cis = uncertainty.table1_intervals(table, scored, n_resamples=199)
+    # the values are Table 1's own (herb_tables), x 1e3, every printed cell of both modes
+    topics = ["occupation", "intelligence", "appearance", "strength", "morality"] * 2
+    ours = tables.herb_tables(table, scored, topics).query("table == 'table1'")
+    merged = cis.merge(ours.drop(columns="paper"), on=["model", "mode", "metric", "region"],
+                       suffixes=("", "_t1"))
+    assert len(merged) == len(ours) == len(cis) == 2 * 2 * 4  # modes x metrics x (3 + overall)
+    assert np.allclose(merged["value"], merged["value_t1"] * 1e3, rtol=1e-12)
+    assert (merged["ci_low"] <= merged["value"]).all()
+    assert (merged["value"] <= merged["ci_high"]).all()
+    # the root's C_w: the same resamples as overall_intervals (a separate code path)
+    alone = uncertainty.overall_intervals(region_tree(table), {"m": scored["m"].scores},
+                                          n_resamples=199).iloc[0]
+    root = cis.query("mode == 'paper' and metric == 'C_w' and region == 'overall'").iloc[0]
+    assert (root["ci_low"], root["ci_high"]) == pytest.approx(
+        (alone["ci_low"] * 1e3, alone["ci_high"] * 1e3), rel=1e-12)
+    assert set(cis["ci_unit"]) == {"descriptors"} and set(cis["ci_units"]) == {10}

@@ -163,6 +163,21 @@ def test_row_has_exactly_the_record_schema():
         ci.value = 1.0  # frozen: a recorded interval is not edited in place
 
 
+@pytest.mark.parametrize("method", ["percentile", "BCa"])
+def test_intervals_of_a_vector_statistic_are_each_entry_s_own_interval(method):
+    x = np.random.default_rng(3).gamma(2.0, size=40)
+    entries = [np.mean, np.median, lambda v: np.quantile(v, 0.9)]
+    together = stats.intervals(x, lambda v: np.array([f(v) for f in entries]), method=method,
+                               n_resamples=499, seed=5, unit="items")
+    alone = [interval(x, f, method=method, n_resamples=499, seed=5, unit="items",
+                      vectorized=False) for f in entries]
+    for a, b in zip(together, alone, strict=True):  # BCa's jackknife may differ in the last bit
+        assert (a.low, a.value, a.high) == pytest.approx((b.low, b.value, b.high), rel=1e-12)
+        assert (a.n_units, a.unit, a.method) == (b.n_units, b.unit, b.method)
+    with pytest.raises(ValueError, match="one-dimensional array"):
+        stats.intervals(x, np.mean, n_resamples=99)
+
+
 def test_seed_fixes_the_resamples():
     x = np.random.default_rng(5).exponential(size=30)
     assert interval(x, seed=9, n_resamples=500) == interval(x, seed=9, n_resamples=500)

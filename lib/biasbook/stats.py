@@ -163,23 +163,26 @@ def _is_vectorized(statistic: Statistic, vectorized: bool | None) -> bool:
         return False
 
 
-def _evaluate(statistic: Statistic, arrays: tuple[np.ndarray, ...], vectorized: bool) -> float:
-    value = np.asarray(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays))
-    if value.ndim != 0:
-        raise ValueError(f"statistic must return one number, got shape {value.shape}")
-    if not np.isfinite(value):
+def _evaluate(statistic: Statistic, arrays: tuple[np.ndarray, ...], vectorized: bool,
+              several: bool) -> np.ndarray:
+    value = np.asarray(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays),
+                       dtype=float)
+    if value.ndim != several:
+        wanted = "a one-dimensional array" if several else "one number"
+        raise ValueError(f"statistic must return {wanted}, got shape {value.shape}")
+    if not np.all(np.isfinite(value)):
         raise ValueError(f"statistic is not finite on the data ({value})")
-    return float(value)
+    return np.atleast_1d(value)
 
 
-def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: bool,
-              level: float, method: str, n_resamples: int, rng: np.random.Generator,
-              unit: str | None, paired: bool = True) -> Interval:
-    value = _evaluate(statistic, arrays, vectorized)
+def _intervals(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: bool,
+               level: float, method: str, n_resamples: int, rng: np.random.Generator,
+               unit: str | None, paired: bool = True, several: bool = False) -> list[Interval]:
+    values = _evaluate(statistic, arrays, vectorized, several)
     n = arrays[0].size if paired else sum(x.size for x in arrays)
     if all(np.ptp(x) == 0 for x in arrays):
         # Every resample is the data set itself: zero width (scipy's BCa would warn and give NaN).
-        return Interval(value, value, value, level, method, n, unit)
+        return [Interval(float(v), float(v), float(v), level, method, n, unit) for v in values]
     # A degenerate bootstrap or jackknife distribution shows up as NaN bounds, refused below with
     # a reason, so scipy's warnings and numpy's 0/0 on the way are not shown.
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
@@ -187,14 +190,22 @@ def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: 
         res = sps.bootstrap(arrays, statistic, n_resamples=n_resamples,
                             batch=max(1, _BATCH_ELEMENTS // n), vectorized=vectorized,
                             paired=paired, confidence_level=level, method=method, rng=rng)
-    low, high = (float(b) for b in res.confidence_interval)
-    if not (math.isfinite(low) and math.isfinite(high)):
+    lows, highs = (np.atleast_1d(b).astype(float) for b in res.confidence_interval)
+    if not (np.all(np.isfinite(lows)) and np.all(np.isfinite(highs))):
         if not np.all(np.isfinite(res.bootstrap_distribution)):
             raise ValueError("statistic is NaN or inf on some resamples of the items")
         raise ValueError(f"the {method} interval is undefined here: the statistic's bootstrap or "
                          "jackknife distribution is degenerate (e.g. heavy ties); "
                          "use method='percentile'")
-    return Interval(value, low, high, level, method, n, unit)
+    return [Interval(float(v), float(lo), float(hi), level, method, n, unit)
+            for v, lo, hi in zip(values, lows, highs, strict=True)]
+
+
+def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: bool,
+              level: float, method: str, n_resamples: int, rng: np.random.Generator,
+              unit: str | None, paired: bool = True) -> Interval:
+    return _intervals(arrays, statistic, vectorized, level, method, n_resamples, rng, unit,
+                      paired)[0]
 
 
 def interval(items: ArrayLike | tuple[ArrayLike, ...], statistic: Statistic = np.mean, *,
@@ -240,6 +251,28 @@ def interval(items: ArrayLike | tuple[ArrayLike, ...], statistic: Statistic = np
         arrays = _arrays({"items": items})
     return _interval(arrays, statistic, _is_vectorized(statistic, vectorized), level, method,
                      n_resamples, np.random.default_rng(seed), unit, paired)
+
+
+def intervals(items: ArrayLike, statistic: Callable[..., ArrayLike], *, level: float = 0.95,
+              method: str = "BCa", n_resamples: int = 9999, seed: Seed = 0,
+              unit: str | None = None, vectorized: bool | None = None) -> list[Interval]:
+    """:func:`interval` of each entry of a ``statistic`` that returns a one-dimensional array
+    (e.g. every cell of a table computed from the same items), all from one set of resamples:
+    each is the interval that :func:`interval` gives for that entry alone with the same seed
+    (BCa's to the last bits of a float).
+
+    >>> import numpy as np
+    >>> x = [0.2, 0.5, 0.1, 0.4, 0.3, 0.6, 0.2, 0.5]
+    >>> both = intervals(x, lambda v: np.array([np.mean(v), np.median(v)]), method="percentile")
+    >>> [ci.text(3) for ci in both]
+    ['0.350 [0.237, 0.463]', '0.350 [0.200, 0.500]']
+    >>> both[0] == interval(x, np.mean, method="percentile")
+    True
+    """
+    method = _check(level, n_resamples, method)
+    return _intervals(_arrays({"items": items}), statistic,
+                      _is_vectorized(statistic, vectorized), level, method, n_resamples,
+                      np.random.default_rng(seed), unit, several=True)
 
 
 def paired_difference(a: ArrayLike, b: ArrayLike, statistic: Statistic = np.mean, *,

@@ -21,15 +21,17 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import partial
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from biasbook import stats
-from biasbook.chapters.herb.tables import SCALE
+from biasbook import stats, validate
+from biasbook.chapters.herb.model_scores import ModelScores
+from biasbook.chapters.herb.tables import SCALE, bias_summary
 from biasbook.metrics.herb import Mode, RegionTree, hierarchical_bias
 from biasbook.results import UNCERTAINTY
 
@@ -84,6 +86,53 @@ def model_differences(tree: RegionTree, scores: Mapping[str, NDArray], *,
     frame["p_holm"] = stats.holm(frame["p_value"]) if len(frame) else []
     frame["holds"] = frame["p_holm"] < alpha
     return frame
+
+
+def table1_intervals(table: pd.DataFrame, scored: Mapping[str, ModelScores], *,
+                     paper: pd.DataFrame | None = None, modes: Sequence[Mode] = validate.MODES,
+                     level: float = 0.95, n_resamples: int = 999,
+                     seed: int = 0) -> pd.DataFrame:
+    """Table 1 as printed (x 1e3): C_w and C_z of every continent and of the root, per model
+    and mode, each with its bootstrap interval over the descriptors. A model's row of Table 1 is
+    one statistic (:func:`.tables.bias_summary` for both metrics), so all its cells come from
+    the same resamples (:func:`biasbook.stats.intervals`); continents the regions lack are left
+    out. Columns: ``model``, ``mode``, ``metric``, ``region``, the record schema and, with
+    ``paper`` (:func:`.tables.herb_tables`' frame), the paper's value of the cell (x 1e3).
+
+    Used in: herb/02.
+    """
+    rows = []
+    for name, s in scored.items():
+        for mode in modes:
+            row = partial(_table1_row, table, s.region_scores, mode)
+            exact = row(s.scores).dropna()  # on the array itself, as Table 1 (not a copy)
+            cis = stats.intervals(np.arange(s.scores.shape[1]),
+                                  partial(_resampled, row=row, x=s.scores, cells=exact.index),
+                                  level=level, method="percentile", n_resamples=n_resamples,
+                                  seed=seed, unit="descriptors", vectorized=False)
+            rows += [{"model": name, "mode": mode, "metric": metric, "region": region,
+                      **ci.row(), "value": value}
+                     for (metric, region), value, ci in zip(exact.index, exact, cis, strict=True)]
+    frame = pd.DataFrame(rows)
+    frame[["value", "ci_low", "ci_high"]] *= SCALE["table1"]
+    if paper is not None:
+        keys = ["model", "mode", "metric", "region"]
+        printed = paper.query("table == 'table1'")[[*keys, "paper"]]
+        frame = frame.merge(printed.assign(paper=printed["paper"] * SCALE["table1"]), on=keys,
+                            how="left")
+    return frame
+
+
+def _table1_row(table: pd.DataFrame, region_scores: NDArray, mode: Mode, x: NDArray) -> pd.Series:
+    """A model's row of Table 1 (unscaled), C_w then C_z, from its score matrix ``x``."""
+    return pd.concat([bias_summary(table, x, mode=mode),
+                      bias_summary(table, x, metric_name="C_z", region_scores=region_scores,
+                                   mode=mode)], keys=["C_w", "C_z"])
+
+
+def _resampled(columns: NDArray, *, row, x: NDArray, cells: pd.Index) -> NDArray:
+    """``row`` on the descriptor columns of one resample, at the cells Table 1 shows."""
+    return row(x[:, columns.astype(int)])[cells].to_numpy()
 
 
 def table1_overall(tree: RegionTree, scores: Mapping[str, NDArray], ours: pd.DataFrame, *,
