@@ -90,3 +90,29 @@ def test_table1_intervals_are_table1_with_the_overall_interval_of_c_w():
     assert (root["ci_low"], root["ci_high"]) == pytest.approx(
         (alone["ci_low"] * 1e3, alone["ci_high"] * 1e3), rel=1e-12)
     assert set(cis["ci_unit"]) == {"descriptors"} and set(cis["ci_units"]) == {10}
+
+
+def test_table4_intervals_resample_test_samples_as_a_hand_written_bootstrap():
+    from biasbook.chapters.herb import downstream, uncertainty_downstream
+
+    rng = np.random.default_rng(6)
+    p0 = rng.uniform(size=30)
+    p = np.clip(p0 + rng.normal(0, 0.1, size=(2, 30)), 0, 1)
+    table4 = pd.DataFrame([{"task": "t", "model": "m", "region": "B", "share_up": 0.0,
+                            "avg_up": 0.0, "share_down": 0.0, "avg_down": 0.0,
+                            **{f"paper {s}": 1.0 for s in ("share_up", "avg_up", "share_down",
+                                                          "avg_down")}}]
+                          ).set_index(["task", "model", "region"])
+    out = uncertainty_downstream.table4_intervals(table4, {("t", "m"): (p0, p)}, ["A", "B"],
+                                                  n_resamples=999, seed=1)
+    assert list(out["stat"]) == ["share_up", "avg_up", "share_down", "avg_down"]
+    # by hand: 999 resamples of the 30 samples, the share of rises behind region B's prefix
+    draws = np.random.default_rng(9).integers(0, 30, size=(999, 30))
+    shares = [(p[1][d] > p0[d]).mean() for d in draws]
+    lo, hi = np.percentile(shares, [2.5, 97.5])
+    row = out.set_index("stat").loc["share_up"]
+    assert row["ci_low"] == pytest.approx(lo, abs=0.05) and row["ci_high"] == pytest.approx(
+        hi, abs=0.05)
+    full = downstream.change_counts(p0, p[1])
+    assert row["ci_low"] <= full["n_up"] / 30 <= row["ci_high"]
+    assert set(out["ci_units"]) == {30} and set(out["paper"]) == {1.0}

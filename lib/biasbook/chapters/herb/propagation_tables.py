@@ -54,18 +54,6 @@ def table4_regions(per_region: Mapping[tuple[str, str], pd.DataFrame],
     return pd.DataFrame(rows, columns=columns).set_index(["task", "model", "region"])
 
 
-def ours_vs_paper(table4: pd.DataFrame) -> pd.DataFrame:
-    """:func:`table4_regions` with two column levels, (statistic, ours | paper).
-
-    Used in: herb/04.
-    """
-    out = table4.copy()
-    out.columns = pd.MultiIndex.from_tuples(
-        [(c.removeprefix("paper "), "paper" if c.startswith("paper ") else "ours")
-         for c in out.columns])
-    return out[[(stat, who) for stat in TABLE4_STATS for who in ("ours", "paper")]]
-
-
 def extremes(frame: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     """The ``k`` regions of a :func:`.downstream.region_changes` frame that raise the
     positive-class probability most on average, then the ``k`` that lower it most
