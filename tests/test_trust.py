@@ -296,6 +296,9 @@ def test_toxic_runs_measure_every_epoch_once(private_cache, one_torch_thread, mo
         path.unlink()
     variants.toxic_runs(lm, recipe, spec, progress=False)
     assert len(trained) == 2
+    monkeypatch.setattr(variants, "stored", lambda *args: None)  # a cache that keeps nothing
+    with pytest.raises(RuntimeError, match=r"tiny-gpt2: .*toxic epoch\(s\) \[1, 2\]"):
+        variants.toxic_runs(lm, recipe, spec, progress=False)
     values = model_metrics.model_table([variants.Measured("base", "tiny", "base", base),
                                         variants.Measured("+1", "tiny", "epoch 1", epochs[0])],
                                        spec, n_resamples=99)

@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -49,14 +50,8 @@ def overall_intervals(rows: pd.DataFrame, probs: Mapping[tuple[str, str], tuple]
     for (task, name, testset), group in rows.groupby(["task", "model", "testset"], sort=False):
         p0, p = probs[task, name]
         labels = np.asarray(data[task][1]["label"])
-        metrics = list(group["metric"])
-
-        def statistic(idx, p0=p0, p=p, labels=labels, testset=testset, metrics=metrics):
-            i = idx.astype(int)
-            found = (downstream.classification_metrics(labels[i], p0[i]) if testset == "original"
-                     else downstream.pooled_metrics(labels[i], p[:n_countries, i]))
-            return np.array([found[m] for m in metrics])
-
+        probs_of = p0 if testset == "original" else p[:n_countries]
+        statistic = partial(_metrics, labels=labels, probs=probs_of, metrics=list(group["metric"]))
         cis = stats.intervals(np.arange(len(labels)), statistic, level=level,
                               method="percentile", n_resamples=n_resamples, seed=seed,
                               unit=UNIT, vectorized=False)
@@ -64,6 +59,16 @@ def overall_intervals(rows: pd.DataFrame, probs: Mapping[tuple[str, str], tuple]
                                index=group.index)
         out.append(group.join(ci_rows))
     return pd.concat(out).loc[rows.index]
+
+
+def _metrics(idx: np.ndarray, *, labels: np.ndarray, probs: np.ndarray, metrics: list[str]
+             ) -> np.ndarray:
+    """``metrics`` of the test samples ``idx``: of one test set (``probs`` a vector), or of the
+    pooled prefixed copies (a matrix, one row per region)."""
+    i = idx.astype(int)
+    found = (downstream.classification_metrics(labels[i], probs[i]) if probs.ndim == 1
+             else downstream.pooled_metrics(labels[i], probs[:, i]))
+    return np.array([found[m] for m in metrics])
 
 
 def table4_intervals(table4: pd.DataFrame, probs: Mapping[tuple[str, str], tuple],
@@ -79,13 +84,7 @@ def table4_intervals(table4: pd.DataFrame, probs: Mapping[tuple[str, str], tuple
     names = list(region_names)
     for (task, name, region), row in table4.iterrows():
         p0, p = probs[task, name]
-        pr = p[names.index(region)]
-
-        def statistic(idx, p0=p0, pr=pr):
-            c = downstream.change_counts(p0[idx.astype(int)], pr[idx.astype(int)])
-            return np.array([c["n_up"] / len(idx), c["avg_up"], c["n_down"] / len(idx),
-                             c["avg_down"]])
-
+        statistic = partial(_changes, p0=p0, pr=p[names.index(region)])
         cis = stats.intervals(np.arange(len(p0)), statistic, level=level, method="percentile",
                               n_resamples=n_resamples, seed=seed, unit=UNIT, vectorized=False)
         for stat, ci in zip(TABLE4_STATS, cis, strict=True):
@@ -93,3 +92,10 @@ def table4_intervals(table4: pd.DataFrame, probs: Mapping[tuple[str, str], tuple
                          **ci.row(), "value": row[stat], "paper": row[f"paper {stat}"]})
     return pd.DataFrame(rows, columns=["task", "model", "region", "stat", "value", *UNCERTAINTY,
                                        "paper"])
+
+
+def _changes(idx: np.ndarray, *, p0: np.ndarray, pr: np.ndarray) -> np.ndarray:
+    """Table 4's four change statistics of the test samples ``idx``, from the probabilities
+    without (``p0``) and with (``pr``) the region's prefix."""
+    c = downstream.change_counts(p0[idx.astype(int)], pr[idx.astype(int)])
+    return np.array([c["n_up"] / len(idx), c["avg_up"], c["n_down"] / len(idx), c["avg_down"]])

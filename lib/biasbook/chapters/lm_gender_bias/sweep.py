@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
-from functools import partial
 
 import numpy as np
 import torch
@@ -417,12 +416,17 @@ def train_in_processes(data: dict[str, LMCorpus], settings: Settings, workers: i
     if settings.tying is not None and settings.tying["corpus"] in data:
         name, lam = settings.tying["corpus"], float(settings.tying["lam"])
         runs += [(slim[name], settings, seeds[name][0], lam_, untie)
-                 for lam_, untie in _untied_jobs(lam)]
+                 for _, lam_, untie in _untied_jobs(lam)]
     threads = torch.get_num_threads()
-    in_processes(partial(warm_up, progress=False), warm, workers, torch_threads=threads,
-                 desc="warm-ups", progress=progress)
+    in_processes(_warm_up_job, warm, workers, torch_threads=threads, desc="warm-ups",
+                 progress=progress)
     in_processes(_lambda_job, runs, workers, torch_threads=threads, desc="λ models",
                  progress=progress)
+
+
+def _warm_up_job(data: LMCorpus, settings: Settings, seed: int) -> None:
+    """:func:`warm_up` in a worker process; the model stays in the cache, not sent back."""
+    warm_up(data, settings, seed, progress=False)
 
 
 def _lambda_job(data: LMCorpus, settings: Settings, seed: int, lam: float, untie: dict) -> None:
@@ -431,10 +435,12 @@ def _lambda_job(data: LMCorpus, settings: Settings, seed: int, lam: float, untie
     lambda_run(data, lam, settings, warm, seed=seed, progress=False, **untie)
 
 
-def _untied_jobs(lam: float) -> list[tuple[float, dict]]:
-    """The untied models of :func:`tying_runs`: (lambda, options of :func:`train_lambda`)."""
-    return [(0.0, {"tied": False}),
-            *((lam, {"tied": False, "debias": w}) for w in ("input", "output", "both"))]
+def _untied_jobs(lam: float) -> list[tuple[str, float, dict]]:
+    """The untied models of :func:`tying_runs`: (variant, lambda, options of
+    :func:`train_lambda`)."""
+    return [("untied", 0.0, {"tied": False}),
+            *((f"untied, {w}", lam, {"tied": False, "debias": w})
+              for w in ("input", "output", "both"))]
 
 
 def tying_runs(data: dict[str, LMCorpus], settings: Settings, sweep: Sweep, *,
@@ -452,9 +458,7 @@ def tying_runs(data: dict[str, LMCorpus], settings: Settings, sweep: Sweep, *,
     name, lam = settings.tying["corpus"], float(settings.tying["lam"])
     seed, d = settings.value("seeds", name)[0], data[name]
     warm = sweep.warmups[seed][name]
-    jobs = [("tied", 0.0, {}), ("tied", lam, {}),
-            *((f"untied, {untie['debias']}" if "debias" in untie else "untied", lam_, untie)
-              for lam_, untie in _untied_jobs(lam))]
+    jobs = [("tied", 0.0, {}), ("tied", lam, {}), *_untied_jobs(lam)]
     out = {}
     for variant, lam_, untie in tqdm(jobs, desc="tied vs untied", disable=not progress):
         done = sweep.by_seed[seed].get((name, lam_)) if variant == "tied" else None

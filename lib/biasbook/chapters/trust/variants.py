@@ -45,7 +45,7 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
     (:func:`biasbook.chapters.herb.toxic.train`, its evaluation included), with this
     measurement as a second evaluation of every epoch: whichever of the two pages runs first
     trains it for both. Each measurement is cached by the epoch's fingerprint; if one is lost, the
-    run is trained again.
+    run is trained again, and a measurement still missing then is a ``RuntimeError``.
 
     Used in: book/trust.
     """
@@ -67,8 +67,10 @@ def toxic_runs(lm: LanguageModel, recipe: Mapping, spec: Spec, *, progress: bool
                           **training)
         bundles = [stored(fp, lm.tokenizer_key, spec) for fp in run.fingerprints[1:]]
         if all(b is not None for b in bundles):
-            break
-    return bundles
+            return bundles
+    lost = [epoch for epoch, b in enumerate(bundles, 1) if b is None]
+    raise RuntimeError(f"{lm.name}: the measurement of toxic epoch(s) {lost} is not in the cache "
+                       "even after training again; is the cache folder writable?")
 
 
 def head_variant(lm: LanguageModel, recipe: Mapping, *, progress: bool = True) -> LanguageModel:
