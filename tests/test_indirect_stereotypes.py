@@ -174,7 +174,7 @@ def test_ripa_runs_score_the_direct_tests_targets():
 from itertools import product  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
-from biasbook import stats  # noqa: E402
+from biasbook import reporting, stats  # noqa: E402
 from biasbook.chapters.indirect_stereotypes import (  # noqa: E402
     differences,
     interval_tables,
@@ -339,8 +339,8 @@ def test_comparability_reasons_reach_the_paper_check():
     assert reason.startswith("not comparable") and "50d" in reason
     frame = pd.DataFrame({"paper": [1.0, 3.0, None], "ci_low": [0.5, 0.5, 0.5],
                           "ci_high": [1.5, 1.5, 1.5]})
-    assert stats.paper_verdicts(frame, "paper", "") == ["inside", "outside", "no paper value"]
-    assert stats.paper_verdicts(frame, "paper", reason)[:2] == [reason, reason]
+    assert reporting.paper_verdicts(frame, "paper", "") == ["inside", "outside", "no paper value"]
+    assert reporting.paper_verdicts(frame, "paper", reason)[:2] == [reason, reason]
 
 
 def test_differences_table_carries_the_papers_difference_and_the_verdict():

@@ -14,7 +14,7 @@ import pytest
 import scipy.stats as sps
 import torch
 
-from biasbook import resources, results, stats
+from biasbook import reporting, resources, results
 from biasbook.chapters.lm_gender_bias import (
     bias,
     corpora,
@@ -585,7 +585,7 @@ def test_seed_scores_take_the_change_from_lambda_zero_within_each_seed():
     assert summary.loc[("mu", 0.0), "vs paper"].startswith("not comparable: another model")
     assert set(summary.index.get_level_values("stat")) == set(sweep_tables.SEED_STATS)
     table = sweep_tables.seed_table(summary.reset_index())
-    assert table.loc[("PTB", 1.0), "Δμ mean [95% CI]"] == stats.interval_text(
+    assert table.loc[("PTB", 1.0), "Δμ mean [95% CI]"] == reporting.interval_text(
         np.mean(dmu), np.mean(dmu) - half, np.mean(dmu) + half, digits=3)
     assert list(table.columns[:3]) == ["seeds", "μ mean [95% CI]", "μ sd"]
     assert table.columns[-1] == "vs paper"

@@ -265,22 +265,6 @@ def test_order_holds_only_for_the_same_ranking():
         stats.order_holds(frame.drop(index=8))
 
 
-def test_paper_verdict_includes_the_bounds_and_says_why_it_cannot_answer():
-    assert stats.paper_verdict(0.86, 0.80, 0.86) == "inside"  # bounds included
-    assert stats.paper_verdict(0.8601, 0.80, 0.86) == "outside"
-    assert stats.paper_verdict(np.nan, 0.80, 0.86) == "no paper value"  # before any reason
-    assert stats.paper_verdict(0.83, 0.80, 0.86, reason="a plain LSTM") == \
-        "not comparable: a plain LSTM"
-    assert stats.paper_verdict(0.83, 0.80, 0.86, reason="not comparable: Reddit") == \
-        "not comparable: Reddit"  # one prefix, not two
-    assert stats.paper_verdict(0.83, 0.80, 0.86, value=np.nan) == "not computable here"
-    assert stats.paper_verdict(0.83, np.nan, 0.86) == "no interval"
-    frame = pd.DataFrame({"paper": [0.5, 2.0], "value": [0.4, 0.4], "ci_low": [0.0, 0.0],
-                          "ci_high": [1.0, 1.0]})
-    assert stats.paper_verdicts(frame, "paper", ["", "corpus"]) == [
-        "inside", "not comparable: corpus"]
-
-
 def test_holm_tested_corrects_over_the_tests_that_were_run_only():
     p = [0.01, np.nan, 0.04, 0.03]
     got = stats.holm_tested(p)

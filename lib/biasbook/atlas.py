@@ -75,7 +75,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from biasbook import profiles, results, stats
+from biasbook import profiles, reporting, results
 from biasbook.paths import runs_dir
 
 RUNS_DIR = runs_dir()
@@ -223,7 +223,7 @@ def _side(model, label_map: dict, *, test: bool = False) -> tuple[str, object, d
 
 def _value_text(value, low, high) -> str:
     """``0.38 [0.3, 0.45]``, or the value alone without an interval."""
-    return stats.interval_text(value, low, high, digits=3, style="g", missing="")
+    return reporting.interval_text(value, low, high, digits=3, style="g", missing="")
 
 
 def _setting_text(setting: dict) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from biasbook import stats
+from biasbook import reporting, stats
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 from biasbook.chapters.ethnic_bias.tables import jsd_cells
 
@@ -98,7 +98,7 @@ def text(frame: pd.DataFrame, value: str = "value", prefix: str = "", digits: in
     ['0.123 [0.100, 0.150]', '2.000']
     """
     style, digits = ("+%", max(digits - 2, 0)) if percent else ("f", digits)
-    return pd.Series([stats.interval_text(v, lo, hi, digits=digits, style=style, missing="")
+    return pd.Series([reporting.interval_text(v, lo, hi, digits=digits, style=style, missing="")
                       for v, lo, hi in zip(frame[value], frame[prefix + "ci_low"],
                                            frame[prefix + "ci_high"], strict=True)],
                      index=frame.index, dtype=object)

@@ -16,7 +16,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from biasbook import stats
+from biasbook import reporting, stats
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 from biasbook.chapters.ethnic_bias.tables import base, conditions, paper_table4, sensitivity
 from biasbook.chapters.ethnic_bias.uncertainty import UNIT, interval_row
@@ -80,7 +80,7 @@ def against_paper(intervals: pd.DataFrame, paper: pd.Series, comparable: bool) -
     Used in: ethnic-bias/02.
     """
     reason = "" if comparable else "another model"
-    return pd.Series([stats.paper_verdict(paper.get((r.language, r.group), np.nan), r.ci_low,
+    return pd.Series([reporting.paper_verdict(paper.get((r.language, r.group), np.nan), r.ci_low,
                                           r.ci_high, reason=reason)
                       for r in intervals.itertuples()], index=intervals.index)
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from biasbook import stats
+from biasbook import reporting, stats
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 from biasbook.chapters.ethnic_bias.tables import (
     base,
@@ -69,7 +69,7 @@ def jsd_intervals(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
                                    n_resamples=n_resamples, seed=seed)
                 rows.append({"group": group, "model": model, "pair": f"{a}-{b}", **row,
                              "paper": theirs,
-                             "paper vs ours": stats.paper_verdict(
+                             "paper vs ours": reporting.paper_verdict(
                                  theirs, row["ci_low"], row["ci_high"],
                                  reason="" if comparable else "another model")})
     return pd.DataFrame(rows, columns=["group", "model", "pair", "value", *UNCERTAINTY, "paper",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biasbook import stats
+from biasbook import reporting
 from biasbook.chapters.ethnic_bias import mitigation_tables
 from biasbook.chapters.ethnic_bias.tables import jsd_cells
 from biasbook.chapters.ethnic_bias.uncertainty import (
@@ -89,7 +89,7 @@ def mitigation_intervals(outcomes, *, comparable: bool, level: float = 0.95,
         else:
             ppl = {"value": o.row["perplexity"], **NO_INTERVAL}
         row.update({f"perplexity {k}": v for k, v in ppl.items() if k != "value"})
-        row["paper vs ours"] = stats.paper_verdict(o.row.get("paper_cb"), row["ci_low"],
+        row["paper vs ours"] = reporting.paper_verdict(o.row.get("paper_cb"), row["ci_low"],
                                                    row["ci_high"], reason=reason)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -134,7 +134,7 @@ def change_tests(outcomes, reference: str = "base", *, comparable: bool, level: 
         rows.append({**row, "versus": versus, **ci, "cb_difference": test["value"],
                      "p_value": test["p_value"],
                      **{f"perplexity_ratio {k}": v for k, v in ratio.items() if k != "value"},
-                     "paper vs ours": stats.paper_verdict(row["paper_change"], ci["ci_low"],
+                     "paper vs ours": reporting.paper_verdict(row["paper_change"], ci["ci_low"],
                                                           ci["ci_high"], reason=reason)})
     return pd.DataFrame(rows)
 
@@ -217,7 +217,7 @@ def jsd_to_english_intervals(outcomes, *, comparable: bool, level: float = 0.95,
         cells = jsd_cells(o.result, english.result)["jsd"].to_numpy()
         ci = interval_row(cells, value=row["jsd_to_english_base"], unit=UNIT, level=level,
                           n_resamples=n_resamples, seed=seed)
-        rows.append({**row, **ci, "paper vs ours": stats.paper_verdict(
+        rows.append({**row, **ci, "paper vs ours": reporting.paper_verdict(
             row["paper"], ci["ci_low"], ci["ci_high"], reason=reason)})
     return pd.DataFrame(rows)
 

@@ -2,10 +2,10 @@
 
 Tables 1-5 of :mod:`.tables` with, per number, its interval (:mod:`.intervals`), the method
 comparisons with Holm's correction (:mod:`.differences`), the paper's number and whether it lies
-inside our interval (:func:`biasbook.stats.paper_verdicts`; :func:`comparability` says when
+inside our interval (:func:`biasbook.reporting.paper_verdicts`; :func:`comparability` says when
 the quantities differ), and the external check of Caliskan's tests with intervals over the
 target words (:func:`external_intervals`). Numbers print as ``value [low, high]``
-(:func:`biasbook.stats.with_interval_text`).
+(:func:`biasbook.reporting.with_interval_text`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from biasbook import results, stats
+from biasbook import reporting, results
 from biasbook.embeddings import wordsets
 
 from .differences import NOT_SUPPORTED_SEEDS, holm_family
@@ -47,8 +47,8 @@ def weat_table(table: pd.DataFrame, intervals: pd.DataFrame, reason: str) -> pd.
     """
     ci = intervals.assign(method=intervals["method"].map(LABELS))
     out = table.merge(ci, on=["test", "method"], how="left")
-    out["paper_check"] = stats.paper_verdicts(out, "paper_effect", reason)
-    return stats.with_interval_text(out)
+    out["paper_check"] = reporting.paper_verdicts(out, "paper_effect", reason)
+    return reporting.with_interval_text(out)
 
 
 def differences_table(weat_diffs: pd.DataFrame, ripa_diffs: pd.DataFrame, reason: str, *,
@@ -67,14 +67,14 @@ def differences_table(weat_diffs: pd.DataFrame, ripa_diffs: pd.DataFrame, reason
     frame["group"] = frame["test"].map({n: t.group for n, t in tests.items()}).fillna("RIPA")
     frame["paper"] = [_paper_difference(numbers, t, m, v) for t, m, v in
                       zip(frame["test"], frame["method"], frame["versus"], strict=True)]
-    frame["paper_check"] = stats.paper_verdicts(frame, "paper", reason)
+    frame["paper_check"] = reporting.paper_verdicts(frame, "paper", reason)
     frame["agreement"] = [
         "no paper value" if pd.isna(p) else "not supported here" if not h
         else "same direction as the paper" if np.sign(v) == np.sign(p) else "opposite direction"
         for v, p, h in zip(frame["value"], frame["paper"], frame["holds"], strict=True)]
     frame["method"] = frame["method"].map(LABELS)
     frame["versus"] = frame["versus"].map(LABELS)
-    return stats.with_interval_text(frame)
+    return reporting.with_interval_text(frame)
 
 
 def _paper_difference(numbers: Mapping, test: str, method: str, versus: str) -> float:
@@ -111,10 +111,10 @@ def table5_table(runs: pd.DataFrame, reason: str, *, level: float = 0.95,
         part["paper"] = [(numbers["rows"].get(w) or [None] * len(cols))[
             cols.index(PAPER_METHOD[m])] for w in part["word"]]
         part["paper"] = pd.to_numeric(part["paper"], errors="coerce")
-        out[f"{LABELS[m]} (ours)"] = stats.with_interval_text(part)["ours"].to_numpy()
+        out[f"{LABELS[m]} (ours)"] = reporting.with_interval_text(part)["ours"].to_numpy()
         out[f"{LABELS[m]} (paper)"] = part["paper"].to_numpy()
         if not reason:
-            out[f"{LABELS[m]}: paper inside?"] = stats.paper_verdicts(part, "paper", reason)
+            out[f"{LABELS[m]}: paper inside?"] = reporting.paper_verdicts(part, "paper", reason)
     if reason:  # one reason for every method: one column
         out["paper_check"] = reason
     return out
@@ -135,11 +135,11 @@ def table1_table(bench: pd.DataFrame, reason: str, *, alpha: float = 0.05,
     frame["paper"] = [(numbers["rows"].get(b) or [None] * len(cols))[cols.index(PAPER_METHOD[m])]
                       for b, m in zip(frame["benchmark"], frame["method"], strict=True)]
     frame["paper"] = pd.to_numeric(frame["paper"], errors="coerce")
-    frame["paper_check"] = stats.paper_verdicts(frame, "paper", reason)
+    frame["paper_check"] = reporting.paper_verdicts(frame, "paper", reason)
     original = bench[bench["method"] == "original"].groupby("benchmark", sort=False)["score"]
     frame["original_score"] = frame["benchmark"].map(original.mean())
     frame["method"] = frame["method"].map(LABELS)
-    return stats.with_interval_text(frame)
+    return reporting.with_interval_text(frame)
 
 
 def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
@@ -170,7 +170,7 @@ def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
     ci = pd.DataFrame(rows, columns=["vectors", "test", "value", *results.UNCERTAINTY])
     out = check.merge(ci.drop(columns="value"), on=["vectors", "test"], how="left")
     out["value"] = out["effect_size"].where(out["computable"])
-    out["paper_check"] = stats.paper_verdicts(
+    out["paper_check"] = reporting.paper_verdicts(
         out, "paper_effect_size",
         "not comparable: Caliskan et al. used GloVe 840B (300d, cased), not these vectors")
-    return stats.with_interval_text(out)
+    return reporting.with_interval_text(out)

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from biasbook import stats
+from biasbook import reporting
 from biasbook.chapters.lm_gender_bias import bias, uncertainty
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep, paper_word_bias
@@ -79,7 +79,7 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
     """One row per corpus, counting and context: mu, sigma with their intervals over the scored
     words (``mu ci_low``, ..., ``sigma ci_method``), scored words, the paper's mu, sigma (NaN
     where undefined or not reported), and ``mu vs paper``, ``sigma vs paper``
-    (:func:`biasbook.stats.paper_verdict`; ``prefix_tokens``: the corpora were cut to that many
+    (:func:`biasbook.reporting.paper_verdict`; ``prefix_tokens``: the corpora were cut to that many
     tokens, so no row is the paper's quantity).
 
     Used in: lm-gender-bias/01.
@@ -95,7 +95,7 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
                **uncertainty.word_columns(s, n_resamples=n_resamples)}
         reason = uncertainty.train_reason(name, counting, context, prefix_tokens=prefix_tokens)
         for stat in ("mu", "sigma"):
-            row[f"{stat} vs paper"] = stats.paper_verdict(
+            row[f"{stat} vs paper"] = reporting.paper_verdict(
                 row[f"paper {stat}"], row[f"{stat} ci_low"], row[f"{stat} ci_high"], reason=reason)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -113,7 +113,7 @@ def train_table(long: pd.DataFrame) -> pd.DataFrame:
         row = {"corpus": corpus(r["corpus"]).measured, "counting": r["counting"],
                "context": r["context"]}
         for stat, label in (("mu", "μ"), ("sigma", "σ")):
-            row[f"{label} [95% CI over words]"] = stats.interval_text(
+            row[f"{label} [95% CI over words]"] = reporting.interval_text(
                 r[stat], r[f"{stat} ci_low"], r[f"{stat} ci_high"], missing="")
             paper = r[f"paper {stat}"]
             row[f"paper {label}"] = "" if uncertainty.is_missing(paper) else f"{paper:.2f}"

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from biasbook import stats
+from biasbook import reporting
 from biasbook.chapters.lm_gender_bias import bias, uncertainty
 from biasbook.chapters.lm_gender_bias.corpora import corpus
 from biasbook.chapters.lm_gender_bias.data import paper_sweep
@@ -95,7 +95,7 @@ def perplexity_table(runs: Runs) -> pd.DataFrame:
     for (name, lam), run in runs.items():
         paper = paper_sweep(name).get(lam, {}).get("ppl")
         rows.append({"corpus": name, "λ": lam, "perplexity": run.ppl, "paper perplexity": paper,
-                     "vs paper": stats.paper_verdict(
+                     "vs paper": reporting.paper_verdict(
                          paper, np.nan, np.nan, reason=uncertainty.NOT_THE_PAPERS_MODEL),
                      "final training loss": run.lm.history[-1]["train_loss"],
                      "mean cos² with gender direction": run.cos2})
@@ -214,7 +214,7 @@ def seed_summary(per_seed: pd.DataFrame) -> pd.DataFrame:
                 "sd": float(values.std(ddof=1)) if len(values) > 1 else np.nan,
                 "min": values.min() if len(values) else np.nan,
                 "max": values.max() if len(values) else np.nan, **uncertainty.columns(spread),
-                "paper": ref, "vs paper": stats.paper_verdict(
+                "paper": ref, "vs paper": reporting.paper_verdict(
                     ref, np.nan, np.nan, reason=uncertainty.NOT_THE_PAPERS_MODEL)})
     return pd.DataFrame(rows)
 
@@ -233,7 +233,7 @@ def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
     for r in summary[summary["stat"].isin(list(TABLE_STATS))].to_dict("records"):
         row = rows.setdefault((corpus(r["corpus"]).label, r["λ"]), {"seeds": r["seeds"]})
         digits = TABLE_STATS[r["stat"]]
-        row[f"{r['label']} mean [95% CI]"] = stats.interval_text(
+        row[f"{r['label']} mean [95% CI]"] = reporting.interval_text(
             r["mean"], r["ci_low"], r["ci_high"], digits=digits, missing="")
         row[f"{r['label']} sd"] = "" if uncertainty.is_missing(r["sd"]) else \
             f"{r['sd']:.{digits}f}"
@@ -275,7 +275,7 @@ def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaR
         rows.append({"corpus": run.corpus, "variant": variant, "λ": lam,
                      "perplexity": run.ppl, "cos² input": run.cos2, "cos² output": run.cos2_out,
                      "μ": summary["mu"], "β": summary["beta"],
-                     "μ [95% CI over words]": stats.interval_text(
+                     "μ [95% CI over words]": reporting.interval_text(
                          summary["mu"], *(mu.low, mu.high) if mu else (np.nan, np.nan),
                          digits=3, missing=""),
                      **uncertainty.columns(mu, "μ ")})
@@ -365,7 +365,7 @@ def table_1_to_3(long: pd.DataFrame, runs: Runs, name: str, counting: str = "as-
         by_ctx = mine[mine.lam == lam].set_index("context")
         if by_ctx.empty:
             continue
-        cells = {f"{ctx} {sym}": stats.interval_text(*(by_ctx.loc[ctx, f"{stat}{end}"]
+        cells = {f"{ctx} {sym}": reporting.interval_text(*(by_ctx.loc[ctx, f"{stat}{end}"]
                                                       for end in ("", " ci_low", " ci_high")),
                                                     missing="")
                  for ctx in bias.CONTEXTS if ctx in by_ctx.index for stat, sym in STATS}
@@ -395,7 +395,7 @@ def _paper_row(paper: dict, ours: pd.DataFrame, name: str, lam, counting: str,
                 continue
             row[f"{ctx} {sym}"] = f"{value:.2f}"
             if not reason and ctx in ours.index:
-                found.append(f"{sym} " + stats.paper_verdict(
+                found.append(f"{sym} " + reporting.paper_verdict(
                     value, ours.loc[ctx, f"{stat} ci_low"], ours.loc[ctx, f"{stat} ci_high"]))
         checks[ctx] = f"not comparable ({reason})" if reason else ", ".join(found)
     if lam in ("train", "sample") or len(set(checks.values())) > 1:

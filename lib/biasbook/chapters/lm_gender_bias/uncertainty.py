@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from biasbook import stats
+from biasbook import reporting, stats
 from biasbook.metrics.cooccurrence_bias import BiasScores
 from biasbook.results import UNCERTAINTY
 
@@ -224,7 +224,7 @@ def shown(frame: pd.DataFrame, values: Mapping[str, str], digits: int = 2) -> pd
     """
     out = frame.copy()
     for column, prefix in values.items():
-        out[column] = [stats.interval_text(*r, digits=digits, missing="") for r in zip(
+        out[column] = [reporting.interval_text(*r, digits=digits, missing="") for r in zip(
             frame[column], frame[f"{prefix}ci_low"], frame[f"{prefix}ci_high"], strict=True)]
     return out.drop(columns=[c for c in out if isinstance(c, str)
                              and c.endswith(tuple(UNCERTAINTY))])
@@ -318,7 +318,7 @@ def effect_sentences(effects: pd.DataFrame, labels: Mapping[str, str] | None = N
     lines = [f"**λ effects on μ that the corrected test supports:** "
              f"{', '.join(real) if real else 'none'}.", ""]
     for r in rows:
-        ci = stats.interval_text(r["value"], r["ci_low"], r["ci_high"], digits=3, missing="–")
+        ci = reporting.interval_text(r["value"], r["ci_low"], r["ci_high"], digits=3, missing="–")
         lines.append(f"- {labels.get(r['corpus'], r['corpus'])}, λ = {r['λ']:g}: Δμ = {ci} "
                      f"over {r['seeds']} seed(s): {r['verdict']}")
     return "\n".join(lines)

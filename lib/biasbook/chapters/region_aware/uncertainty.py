@@ -48,7 +48,7 @@ most 0.05 *and* its interval excludes 0, and the verdict is computed, never type
 >>> round(float(effect_sizes(s, 2)), 4)        # (0.2 - (-0.15)) / 0.2217 (sample sd)
 1.5785
 
-Tables print a number with its interval as :func:`biasbook.stats.interval_text` does.
+Tables print a number with its interval as :func:`biasbook.reporting.interval_text` does.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from biasbook import results, stats
+from biasbook import reporting, results, stats
 from biasbook.metrics import weat
 
 LEVEL = 0.95
@@ -270,9 +270,9 @@ def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFr
     ci = pd.DataFrame(rows, columns=[*keys, *COLUMNS]).drop(columns="value")
     out = table.merge(ci, on=keys, how="left")
     out["value"] = out["effect_size"]
-    out["paper_check"] = stats.paper_verdicts(out, "paper_effect_size",
+    out["paper_check"] = reporting.paper_verdicts(out, "paper_effect_size",
                                               [not_comparable(d) for d in out["domain"]])
-    return stats.with_interval_text(out)
+    return reporting.with_interval_text(out)
 
 
 def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFrame,
@@ -310,7 +310,7 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
                          "reason": ""})
     frame = pd.DataFrame(rows, columns=["test", "group", "versus", *COLUMNS, "words", "p_value",
                                         "exact", "reason"])
-    return stats.with_interval_text(holm_family(frame, alpha=alpha))
+    return reporting.with_interval_text(holm_family(frame, alpha=alpha))
 
 
 # --- the family of comparisons --------------------------------------------------------------------

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from biasbook import stats
+from biasbook import reporting, stats
 from biasbook.chapters.region_aware.uncertainty import (
     ALPHA,
     COLUMNS,
@@ -94,9 +94,9 @@ def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores],
     ci = pd.DataFrame(rows, columns=[*keys, *COLUMNS]).drop(columns="value")
     out = frame.merge(ci, on=keys, how="left")
     out["value"] = out["effect_size"]
-    out["paper_check"] = stats.paper_verdicts(out, "paper", [table4_comparability(d)
+    out["paper_check"] = reporting.paper_verdicts(out, "paper", [table4_comparability(d)
                                               for d in out["domain"]])
-    return stats.with_interval_text(out)
+    return reporting.with_interval_text(out)
 
 
 def table4_intervals(frame: pd.DataFrame) -> pd.DataFrame:
@@ -149,7 +149,7 @@ def pair_set_intervals(results: pd.DataFrame, sets: pd.DataFrame,
                                 n_resamples=n_resamples, seed=seed, vectorized=True,
                                 paired=False, unit="topic pairs x target words")
         rows.append(_row(ci, r.mean_effect))
-    return stats.with_interval_text(pd.concat([sets.reset_index(drop=True),
+    return reporting.with_interval_text(pd.concat([sets.reset_index(drop=True),
                                 pd.DataFrame(rows, columns=COLUMNS)], axis=1))
 
 
@@ -252,8 +252,8 @@ def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
         holds = (out[f"{prefix}p_holm"] <= alpha) & ((low > level_) | (high < level_))
         out[f"{prefix}verdict"] = np.where(holds, np.where(value > level_, *words),
                                            "not distinguishable from chance")
-    out = stats.with_interval_text(out, column="same sign")
-    return stats.with_interval_text(out, column="pearson", prefix="pearson ")
+    out = reporting.with_interval_text(out, column="same sign")
+    return reporting.with_interval_text(out, column="pearson", prefix="pearson ")
 
 
 def agreement_sentences(agree: pd.DataFrame) -> list[str]:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from biasbook import stats, validate
+from biasbook import reporting, stats, validate
 from biasbook.chapters.region_aware.uncertainty import (
     ALPHA,
     COLUMNS,
@@ -126,7 +126,7 @@ def persona_intervals(table: pd.DataFrame, summary: pd.DataFrame, *,
                    f"mismatch of {r.model} in {r.region}")
         ci = ratio_interval(counts, level=level, n_resamples=n_resamples, seed=seed)
         rows.append(_row(ci, r.mismatch))
-    return stats.with_interval_text(pd.concat([summary.reset_index(drop=True),
+    return reporting.with_interval_text(pd.concat([summary.reset_index(drop=True),
                                 pd.DataFrame(rows, columns=COLUMNS)], axis=1))
 
 
@@ -160,4 +160,4 @@ def persona_differences(table: pd.DataFrame, *, by: Sequence[str] = ("source", "
                          **ci.row(), "p_value": p})
     frame = pd.DataFrame(rows, columns=[*by, "model", "comparison", "group", "versus", *COLUMNS,
                                         "p_value"])
-    return stats.with_interval_text(holm_family(frame, alpha=alpha))
+    return reporting.with_interval_text(holm_family(frame, alpha=alpha))

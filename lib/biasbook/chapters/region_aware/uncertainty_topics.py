@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biasbook import stats, validate
+from biasbook import reporting, stats, validate
 from biasbook.chapters.region_aware.uncertainty import (
     COLUMNS,
     LEVEL,
@@ -47,9 +47,9 @@ def female_share_intervals(fm: pd.DataFrame, *, level: float = LEVEL, n_resample
             for f, m, share in zip(fm["female"], fm["male"], fm["female_share"], strict=True)]
     out = pd.concat([fm.reset_index(drop=True),
                      pd.DataFrame(rows, columns=COLUMNS)], axis=1)
-    out["paper_check"] = stats.paper_verdicts(out, "paper_female_share",
+    out["paper_check"] = reporting.paper_verdicts(out, "paper_female_share",
                                               [not_comparable(d) for d in out["domain"]])
-    return stats.with_interval_text(out, digits=3)
+    return reporting.with_interval_text(out, digits=3)
 
 
 def _resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
@@ -120,9 +120,9 @@ def female_topic_share_intervals(fits: Mapping[str, object], summary: pd.DataFra
             vectorized=True))
         rows.append(_row(ci, r.female_topic_share))
     out = pd.concat([summary.reset_index(drop=True), pd.DataFrame(rows, columns=COLUMNS)], axis=1)
-    out["paper_check"] = stats.paper_verdicts(out, "paper_female_topic_share",
+    out["paper_check"] = reporting.paper_verdicts(out, "paper_female_topic_share",
                                               not_comparable(domain))
-    return stats.with_interval_text(out)
+    return reporting.with_interval_text(out)
 
 
 # --- topic pairs over topic words (notebook 04) ---------------------------------------------------
@@ -168,6 +168,6 @@ def pair_count_intervals(fits: Mapping[str, object], counts: pd.DataFrame, *,
                             vectorized=False, paired=False)
         rows.append(_row(ci, r.passing))
     out = pd.concat([counts.reset_index(drop=True), pd.DataFrame(rows, columns=COLUMNS)], axis=1)
-    return stats.with_interval_text(out, column="passing [95% CI]", digits=0)
+    return reporting.with_interval_text(out, column="passing [95% CI]", digits=0)
 
 

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biasbook import stats
+from biasbook import reporting, stats
 from biasbook.chapters.herb import regions
 from biasbook.chapters.herb.tables import SCALE
 from biasbook.chapters.herb.uncertainty import overall_intervals
@@ -194,6 +194,6 @@ def value_text(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 
     Used in: book/trust.
     """
-    text = [stats.interval_text(r.value, r.ci_low, r.ci_high, digits=digits, style="g",
+    text = [reporting.interval_text(r.value, r.ci_low, r.ci_high, digits=digits, style="g",
                                 missing="n/a") for r in table.itertuples()]
     return wide(table.assign(text=text), "text")
