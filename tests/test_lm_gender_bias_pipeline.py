@@ -20,6 +20,7 @@ from biasbook.chapters.lm_gender_bias import (
     corpora,
     corpus_tables,
     sweep,
+    sweep_settings,
     sweep_tables,
     uncertainty,
     word_level,
@@ -252,7 +253,7 @@ def test_table_words_against_the_paper():
 
 LSTM = {"layers": 1, "hidden": 8, "emb": 8, "dropout": 0.1, "bptt": 5, "batch": 4, "lr": 0.01,
         "optimizer": "adam", "seed": 0}
-SETTINGS = sweep.Settings(
+SETTINGS = sweep_settings.Settings(
     lambdas=[0.0, 0.5], train_tokens=None, valid_tokens=None, un_train_speeches=None,
     un_valid_speeches=None, un_seed=0, vocab_size=30, warmup_tokens=200, sweep_tokens=200,
     lstm=LSTM, reg_mode="as-coded", generation={"n_seeds": 3, "length": 6}, seeds=[0],
@@ -310,7 +311,7 @@ def test_sweep_is_the_documented_recipe(tiny_ptb):
 
 
 def test_each_training_seed_has_its_own_warm_up_and_texts(tiny_ptb):
-    settings = sweep.Settings(**{**SETTINGS.__dict__, "seeds": [0, 4]})
+    settings = sweep_settings.Settings(**{**SETTINGS.__dict__, "seeds": [0, 4]})
     result = sweep.run({"ptb": tiny_ptb}, settings, progress=False)
     config = LMConfig(**{**LSTM, "seed": 4}, epochs=1)
     model = LSTMLanguageModel(len(tiny_ptb.vocab), config)  # seed 4: init and dropout
@@ -322,14 +323,15 @@ def test_each_training_seed_has_its_own_warm_up_and_texts(tiny_ptb):
     assert run.seed == 4 and run.texts == generate(run.lm.model, tiny_ptb.vocab, n_seeds=3,
                                                    length=6, seed=4)
     with pytest.raises(ValueError, match="seeds"):
-        sweep.Settings(**{**SETTINGS.__dict__, "seeds": [1, 1]})
-    per_corpus = sweep.Settings(**{**SETTINGS.__dict__, "seeds": {"ptb": [4]}})
+        sweep_settings.Settings(**{**SETTINGS.__dict__, "seeds": [1, 1]})
+    per_corpus = sweep_settings.Settings(**{**SETTINGS.__dict__, "seeds": {"ptb": [4]}})
     assert list(sweep.run({"ptb": tiny_ptb}, per_corpus, progress=False).runs.values())[0].seed == 4
 
 
 def test_tying_runs_untie_the_warm_up_and_debias_the_chosen_side(tiny_ptb):
     d = tiny_ptb
-    settings = sweep.Settings(**{**SETTINGS.__dict__, "tying": {"corpus": "ptb", "lam": 0.5}})
+    settings = sweep_settings.Settings(**{**SETTINGS.__dict__,
+                                          "tying": {"corpus": "ptb", "lam": 0.5}})
     result = sweep.run({"ptb": d}, settings, progress=False)
     runs = sweep.tying_runs({"ptb": d}, settings, result, progress=False)
     assert list(runs) == [("tied", 0.0), ("tied", 0.5), ("untied", 0.0),
@@ -350,7 +352,7 @@ def test_tying_runs_untie_the_warm_up_and_debias_the_chosen_side(tiny_ptb):
 
 
 def test_worker_processes_train_the_same_models_as_this_one(tiny_ptb, tmp_path, monkeypatch):
-    settings = sweep.Settings(**{**SETTINGS.__dict__, "seeds": [0, 1],
+    settings = sweep_settings.Settings(**{**SETTINGS.__dict__, "seeds": [0, 1],
                                  "tying": {"corpus": "ptb", "lam": 0.5}})
     here = sweep.run({"ptb": tiny_ptb}, settings, progress=False)
     tied_here = sweep.tying_runs({"ptb": tiny_ptb}, settings, here, progress=False)
@@ -371,7 +373,7 @@ class Interrupted(Exception):
 
 
 def test_an_interrupted_sweep_resumes_at_the_unfinished_lambda(tiny_ptb, monkeypatch):
-    settings = sweep.Settings(**{**SETTINGS.__dict__, "lambdas": [0.0, 0.5, 1.0]})
+    settings = sweep_settings.Settings(**{**SETTINGS.__dict__, "lambdas": [0.0, 0.5, 1.0]})
     trained, real = [], sweep.train_lm
 
     def train(model, ids, config, *, regularizer=None, fail_at=None, **kwargs):
@@ -398,7 +400,7 @@ def test_an_interrupted_sweep_resumes_at_the_unfinished_lambda(tiny_ptb, monkeyp
 
 
 def test_settings_per_corpus_values():
-    settings = sweep.Settings(**{**SETTINGS.__dict__, "sweep_tokens": {"ptb": 10},
+    settings = sweep_settings.Settings(**{**SETTINGS.__dict__, "sweep_tokens": {"ptb": 10},
                                  "lambdas": {"ptb": [0.0], "wikitext-2": [1.0]}})
     assert settings.value("lambdas", "wikitext-2") == [1.0]
     assert settings.value("lstm", "ptb") == LSTM  # a mapping, but not a per-corpus one
@@ -407,7 +409,7 @@ def test_settings_per_corpus_values():
     assert settings.config() == LMConfig(**LSTM, epochs=1)
     assert (settings.n_seeds, settings.gen_length) == (3, 6)
     with pytest.raises(ValueError, match="n_seeds and length"):
-        sweep.Settings(**{**SETTINGS.__dict__, "generation": {"n_seeds": 3}})
+        sweep_settings.Settings(**{**SETTINGS.__dict__, "generation": {"n_seeds": 3}})
     assert sweep.stream_slice(torch.arange(4), 3, 6).tolist() == [3, 0, 1, 2, 3, 0]
 
 

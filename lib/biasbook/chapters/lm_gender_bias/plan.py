@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from biasbook import flops, plan
-from biasbook.chapters.lm_gender_bias.sweep import per_corpus
+from biasbook.chapters.lm_gender_bias.sweep_settings import per_corpus
 
 #: Tokens of each corpus as the notebooks read it (counted on the mirror): 01 measures PTB train
 #: and WikiText-2 valid+test, 02 holds out PTB test and WikiText-2 test (with <eos>); a UN speech
