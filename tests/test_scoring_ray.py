@@ -99,7 +99,7 @@ def test_a_worker_refuses_weights_other_than_the_drivers(folders):
 
 
 def test_plain_engines_cannot_run_on_workers(gpt):
-    from biasbook.scoring.cache import cached_run
+    from biasbook.scoring.runner import cached_run
 
     def engine(todo, budget):
         yield list(range(len(todo))), [np.zeros(1)] * len(todo)

@@ -1,7 +1,6 @@
 """Persistent score cache, one SQLite file per model fingerprint under ``cache_dir()/scores/``,
-and :func:`cached_run`, which computes only what the cache lacks and stores it batch by batch,
-in this process or (``workers=``, given a :class:`Task`) sharded over Ray workers
-(:mod:`biasbook.scoring.distributed`).
+and :class:`Task`, a scoring computation that can be rebuilt anywhere (what
+:mod:`biasbook.scoring.runner` runs, here or on Ray workers, to fill the cache).
 
 A row is keyed by (method key, query) and holds a numpy array with a CRC32 over key and bytes.
 Every finished batch is committed in one transaction, so an interrupted run keeps what it finished
@@ -18,7 +17,6 @@ row whose checksum fails is recomputed; both with a warning.
 
 from __future__ import annotations
 
-import numbers
 import sqlite3
 import time
 import warnings
@@ -30,20 +28,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from tqdm.auto import tqdm
 
 from biasbook.models import LanguageModel
 from biasbook.paths import cache_dir
-from biasbook.scoring.batching import cpu_threads, default_batch_tokens
 from biasbook.store import DamagedCacheWarning
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS scores (
     method TEXT NOT NULL, query TEXT NOT NULL, dtype TEXT NOT NULL, value BLOB NOT NULL,
     crc INTEGER NOT NULL, PRIMARY KEY (method, query)) WITHOUT ROWID"""
 _QUERIES_PER_SELECT = 500  # below SQLite's limit on bound parameters
-#: Runs with at least this many uncached queries show a progress bar when ``progress=None``.
-PROGRESS_THRESHOLD = 256
 #: ``engine(queries, batch_tokens)`` yields ``(indices into queries, arrays)`` per finished batch.
 Engine = Callable[[list[str], int], Iterator[tuple[list[int], list[np.ndarray]]]]
 
@@ -153,62 +146,3 @@ class ScoreCache:
 
 def _crc(method: str, query: str, dtype: str, value: bytes) -> int:
     return zlib.crc32(value, zlib.crc32(f"{method}\0{query}\0{dtype}".encode()))
-
-
-def cached_run(lm: LanguageModel, key: str, queries: dict[str, None], engine: Engine | Task, *,
-               batch_tokens: int | None, cache: bool | ScoreCache, progress: bool | None,
-               desc: str, workers=None) -> dict[str, np.ndarray]:
-    """Cached values of ``queries``; ``engine(todo, budget)`` yields the missing ones by batch.
-
-    Every yielded batch is stored at once, so an interrupted run loses at most one batch.
-    ``workers`` (an ``engine`` that is a :class:`Task` only): score the missing queries on Ray
-    workers instead (:func:`biasbook.scoring.distributed.run`); this process stores each shard
-    they return as it arrives, so an interrupted run keeps every shard that came back. Without
-    it, the environment variable ``BIASBOOK_WORKERS`` may ask for workers
-    (:func:`~biasbook.scoring.distributed.from_environment`).
-    """
-    if batch_tokens is not None and (isinstance(batch_tokens, bool) or
-                                     not isinstance(batch_tokens, numbers.Integral) or
-                                     batch_tokens < 1):
-        raise ValueError("batch_tokens must be a whole number >= 1 (the padded tokens of one "
-                         f"forward pass), or None for the default; got {batch_tokens!r}")
-    store = ScoreCache.for_model(lm) if cache is True else cache or None
-    try:
-        values = store.get(key, queries) if store else {}
-        todo = [q for q in queries if q not in values]
-        if todo and workers is None and isinstance(engine, Task):
-            from biasbook.scoring import distributed
-
-            workers = distributed.from_environment(lm, len(todo))
-        if todo and workers is not None:
-            if not isinstance(engine, Task):
-                raise ValueError(f"{desc}: this computation cannot run on workers (its engine "
-                                 "is not a scoring Task); leave workers=None")
-            from biasbook.scoring import distributed
-
-            values.update(distributed.run(lm, key, todo, engine, workers, store=store,
-                                          batch_tokens=batch_tokens, progress=progress,
-                                          desc=desc))
-        elif todo:
-            bound = engine.bind(lm) if isinstance(engine, Task) else engine
-            values.update(_run(bound, todo, store, key, batch_tokens or
-                               default_batch_tokens(lm.device), progress, desc))
-        return values
-    finally:
-        if cache is True:
-            store.close()
-
-
-def _run(engine: Engine, todo: list[str], store: ScoreCache | None, key: str, budget: int,
-         progress: bool | None, desc: str) -> dict[str, np.ndarray]:
-    values = {}
-    show = len(todo) >= PROGRESS_THRESHOLD if progress is None else progress
-    with cpu_threads(), torch.inference_mode(), tqdm(total=len(todo), desc=desc, unit="query",
-                                                     disable=not show, leave=False) as bar:
-        for indices, arrays in engine(todo, budget):
-            batch = {todo[i]: a for i, a in zip(indices, arrays, strict=True)}
-            if store:
-                store.put(key, batch)
-            values.update(batch)
-            bar.update(len(batch))
-    return values

@@ -79,7 +79,7 @@ from tqdm.auto import tqdm
 
 from biasbook import validate
 from biasbook.models import LanguageModel
-from biasbook.scoring.cache import ScoreCache, Task, cached_run
+from biasbook.scoring.cache import ScoreCache, Task
 from biasbook.scoring.causal import clm_logprobs
 from biasbook.scoring.masked import (
     PLL_VARIANTS,
@@ -88,6 +88,7 @@ from biasbook.scoring.masked import (
     pll_logprobs,
     word_ids,
 )
+from biasbook.scoring.runner import cached_run
 from biasbook.scoring.seq2seq import seq2seq_logprobs
 
 #: Bump when a definition changes, so that old cached scores are not reused.

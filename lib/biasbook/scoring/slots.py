@@ -49,8 +49,9 @@ import numpy as np
 
 from biasbook import validate
 from biasbook.models import LanguageModel
-from biasbook.scoring.cache import ScoreCache, Task, cached_run
+from biasbook.scoring.cache import ScoreCache, Task
 from biasbook.scoring.masked import masked_slot_logprobs
+from biasbook.scoring.runner import cached_run
 from biasbook.scoring.sentences import ENGINE_VERSION, MODES, check_unknown, score_sentences
 from biasbook.scoring.seq2seq import seq2seq_logprobs
 from biasbook.scoring.spans import tokens_in_span

@@ -22,8 +22,8 @@ import torch
 from biasbook import store
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import lengths_mask, pad, token_batches
-from biasbook.scoring.cache import cached_run
 from biasbook.scoring.masked import pad_id
+from biasbook.scoring.runner import cached_run
 from biasbook.training.fit import fit, shuffled
 
 TRAINING_VERSION = 1
