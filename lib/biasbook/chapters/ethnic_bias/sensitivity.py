@@ -14,7 +14,7 @@ wording.
 
 :func:`score_sets` scores a model's paraphrases while :func:`~.runs.score_all` has it loaded
 (its ``on_result`` hook), so the models are not loaded twice; it hands the reworded
-:class:`~.data.Language` to :func:`~.pipeline.cb_scores` directly.
+:class:`~.languages.Language` to :func:`~.pipeline.cb_scores` directly.
 
 >>> check_template("Someone from {target} is {attribute:a}.", "A person from {target} is "
 ...                "{attribute:a}.")
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import datafiles, stats
-from biasbook.chapters.ethnic_bias import data, uncertainty, uncertainty_cb
+from biasbook.chapters.ethnic_bias import data, languages, uncertainty, uncertainty_cb
 from biasbook.chapters.ethnic_bias.pipeline import CBResult, cb_scores
 from biasbook.chapters.ethnic_bias.tables import base
 from biasbook.models import LanguageModel
@@ -84,11 +84,11 @@ def paraphrase_sets(names: Sequence[str] | None = None) -> dict[str, ParaphraseS
 
     Used in: ethnic-bias/02.
     """
-    spec, names = datafiles.paraphrase_sets(data.CHAPTER, names, original=ORIGINAL)
+    spec, names = datafiles.paraphrase_sets(languages.CHAPTER, names, original=ORIGINAL)
     if spec.get("language") != LANGUAGE:
         raise ValueError("data/ethnic-bias/paraphrases.yml must reword English templates")
     known = spec["sets"]
-    english = data.book_language(LANGUAGE).templates
+    english = languages.book_language(LANGUAGE).templates
     out = {}
     for name in names:
         templates = {}
@@ -118,7 +118,7 @@ def paraphrase_table(sets: Mapping[str, ParaphraseSet], word_lists: str = "autho
     return pd.DataFrame(rows)
 
 
-def reworded_language(lang: data.Language, templates: Mapping[int, str]) -> data.Language:
+def reworded_language(lang: languages.Language, templates: Mapping[int, str]) -> languages.Language:
     """``lang`` with only the templates of ``templates`` (id -> reworded text, each checked
     against ``lang``'s own template of that id); targets, attributes and forms unchanged.
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from biasbook import datafiles
-from biasbook.chapters.ethnic_bias import data
+from biasbook.chapters.ethnic_bias import data, languages
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 from biasbook.metrics import cb
 
@@ -27,7 +27,7 @@ CONDITIONS = (("base", False, False), ("+5 attributes", True, False),
 
 
 def _paper() -> dict:
-    return datafiles.paper_results(data.CHAPTER)["tables"]
+    return datafiles.paper_results(languages.CHAPTER)["tables"]
 
 
 def paper_table4() -> pd.DataFrame:
