@@ -94,13 +94,10 @@ def entry(name: str) -> Entry:
         ) from None
 
 
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks (:func:`hashlib.file_digest`)."""
     with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 @cache

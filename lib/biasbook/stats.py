@@ -203,13 +203,6 @@ def _intervals(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized:
             for v, lo, hi in zip(values, lows, highs, strict=True)]
 
 
-def _interval(arrays: tuple[np.ndarray, ...], statistic: Statistic, vectorized: bool,
-              level: float, method: str, n_resamples: int, rng: np.random.Generator,
-              unit: str | None, paired: bool = True) -> Interval:
-    return _intervals(arrays, statistic, vectorized, level, method, n_resamples, rng, unit,
-                      paired)[0]
-
-
 def interval(items: ArrayLike | tuple[ArrayLike, ...], statistic: Statistic = np.mean, *,
              level: float = 0.95, method: str = "BCa", n_resamples: int = 9999,
              seed: Seed = 0, unit: str | None = None,
@@ -251,8 +244,8 @@ def interval(items: ArrayLike | tuple[ArrayLike, ...], statistic: Statistic = np
         arrays = _arrays({f"items[{k}]": x for k, x in enumerate(items)}, paired)
     else:
         arrays = _arrays({"items": items})
-    return _interval(arrays, statistic, _is_vectorized(statistic, vectorized), level, method,
-                     n_resamples, np.random.default_rng(seed), unit, paired)
+    return _intervals(arrays, statistic, _is_vectorized(statistic, vectorized), level, method,
+                      n_resamples, np.random.default_rng(seed), unit, paired)[0]
 
 
 def intervals(items: ArrayLike, statistic: Callable[..., ArrayLike], *, level: float = 0.95,
@@ -304,7 +297,7 @@ def paired_difference(a: ArrayLike, b: ArrayLike, statistic: Statistic = np.mean
         def diff(x: np.ndarray, y: np.ndarray) -> float:
             return statistic(x) - statistic(y)
     rng = np.random.default_rng(seed)
-    ci = _interval(arrays, diff, vectorized, level, method, n_resamples, rng, unit)
+    ci = _intervals(arrays, diff, vectorized, level, method, n_resamples, rng, unit)[0]
     n = arrays[0].size
     test = sps.permutation_test(arrays, diff, permutation_type="samples", vectorized=vectorized,
                                 n_resamples=n_resamples, batch=max(1, _BATCH_ELEMENTS // n),

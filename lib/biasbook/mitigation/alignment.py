@@ -54,7 +54,7 @@ from biasbook import store, validate
 from biasbook.mitigation.anchors import Anchors
 from biasbook.mitigation.anchors import anchor_pairs as anchor_pairs  # step 1, for the chapters
 from biasbook.models import LanguageModel
-from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
+from biasbook.scoring.batching import cpu_threads, padded
 from biasbook.scoring.sentences import context_length
 from biasbook.scoring.spans import tokens_in_span
 from biasbook.training.fit import fit
@@ -111,10 +111,9 @@ def _batch_vectors(lm: LanguageModel, texts: list[str], spans: list[list[tuple[i
             raise ValueError(f"{text[:60]!r}... has {len(x)} tokens, more than {lm.name} reads "
                              f"({limit}): leave such sentences out of the anchors")
     body = getattr(lm.model, "base_model", lm.model)
-    states = body(input_ids=pad(ids, 0, lm.device),
-                  attention_mask=lengths_mask([len(x) for x in ids], max(map(len, ids)),
-                                              lm.device),
-                  output_hidden_states=True).hidden_states[layer].float().cpu()
+    inputs, mask = padded(ids, 0, lm.device)
+    hidden = body(input_ids=inputs, attention_mask=mask, output_hidden_states=True).hidden_states
+    states = hidden[layer].float().cpu()
     rows = []
     for row, (text, offs, wanted) in enumerate(zip(texts, offsets, spans, strict=True)):
         for s, e in wanted:

@@ -153,13 +153,8 @@ def training_examples(lm, texts: Sequence[str], *, max_length: int = 128,
                       ) -> list[tuple[list[int], list[int]]]:
     """``(input_ids, labels)`` pairs for :func:`biasbook.training.continual.continual_training`:
     next-token labels for a causal LM, one fixed BERT masking (``seed``) for a masked LM."""
-    from biasbook.training.objectives import mask_tokens, training_sequences
+    from biasbook.training.objectives import lm_example, training_sequences
 
-    sequences = training_sequences(lm, texts, max_length)
-    if lm.kind == "causal":
-        return [(ids, list(ids)) for ids in sequences]
     rng = np.random.default_rng(seed)
-    tok = lm.tokenizer
-    return [mask_tokens(ids, rng, mask_id=tok.mask_token_id, vocab_size=len(tok),
-                        specials=set(tok.all_special_ids), probability=mlm_probability)
-            for ids in sequences]
+    return [lm_example(lm, ids, rng, mlm_probability)
+            for ids in training_sequences(lm, texts, max_length)]

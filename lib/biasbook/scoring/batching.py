@@ -61,30 +61,22 @@ def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
     rows for efficient matmuls), or where padding it to the next length would cost more than a
     quarter of its tokens, so that few batches need padding at all. An item longer than the budget
     gets a batch of its own.
+
+    >>> token_batches([20, 3, 5, 3, 3], 32)   # 3 rows of 3 are efficient (>= 32 // 16); 2 x 20 > 32
+    [[1, 3, 4], [2], [0]]
+    >>> token_batches([4, 5], 1000), token_batches([3, 5], 1000)   # padding 3 -> 5 is wasteful
+    ([[0, 1]], [[0], [1]])
     """
-    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        if current:
-            longest = lengths[current[-1]]
-            full = (len(current) + 1) * lengths[i] > batch_tokens
-            efficient = len(current) * longest >= batch_tokens // 16
-            wasteful = 4 * lengths[i] > 5 * longest
-            if full or (lengths[i] != longest and (efficient or wasteful)):
-                batches.append(current)
-                current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
+    return [[i for i, _ in batch] for batch in copy_batches(lengths, [1] * len(lengths),
+                                                            batch_tokens)]
 
 
 def copy_batches(lengths: Sequence[int], copies: Sequence[int], batch_tokens: int
                  ) -> Iterator[list[tuple[int, int]]]:
     """:func:`token_batches` of ``copies[i]`` copies of each item ``i``, lazily: batches of
-    ``(item, copy number)``, cut exactly as ``token_batches`` cuts the list of all copies (each
-    as long as its item), without building that list.
+    ``(item, copy number)``, cut exactly as ``token_batches`` would cut the list of all copies
+    (each as long as its item), without building that list. The cutting rule is written here
+    once; ``token_batches`` is the case of one copy each.
 
     For pseudo-log-likelihood, where a sentence of n scored tokens has n masked copies: a batch
     holds at most ``batch_tokens // length`` copies (one where a sentence alone is longer than
@@ -124,6 +116,13 @@ def lengths_mask(lengths: Sequence[int], width: int, device: torch.device) -> to
     return (torch.arange(width)[None, :] < torch.as_tensor(lengths)[:, None]).long().to(device)
 
 
+def padded(seqs: Sequence[Sequence[int]], pad_id: int, device: torch.device
+           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`pad`'s ids of ``seqs`` and their :func:`lengths_mask`: a model's two inputs."""
+    ids = pad(seqs, pad_id, device)
+    return ids, lengths_mask([len(s) for s in seqs], ids.shape[1], device)
+
+
 def shared_prefix_groups(seqs: Sequence[Sequence[int]], min_group: int = 4, min_prefix: int = 2
                          ) -> tuple[dict[tuple[int, ...], list[int]], list[int]]:
     """Group sequences by a shared token prefix worth computing once.
@@ -160,12 +159,8 @@ def shared_prefix_groups(seqs: Sequence[Sequence[int]], min_group: int = 4, min_
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)))
 
 
 def gather_logprobs(states: torch.Tensor, targets: torch.Tensor, head: Head | None = None,

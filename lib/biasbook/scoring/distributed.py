@@ -37,7 +37,6 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,7 +257,9 @@ def run(lm: LanguageModel, key: str, todo: list[str], task: Task, workers, *,
     show = len(todo) >= 256 if progress is None else progress
     with tqdm(total=len(todo), desc=f"{desc} ({n} workers)", unit="query", disable=not show,
               leave=False) as bar:
-        for block in _blocks(scored):
+        # the scored blocks, streamed to this process as the workers finish them
+        for block in scored.iter_batches(batch_size=None, batch_format="numpy",
+                                         prefetch_batches=0):
             batch = {str(q): np.frombuffer(v, dtype=np.dtype(d)).copy()
                      for q, v, d in zip(block["query"], block["value"], block["dtype"],
                                         strict=True)}
@@ -295,11 +296,6 @@ def _start_local(ray, cpus: int) -> None:
                 raise
             warnings.warn(f"Ray did not start in time (try {attempt} of {START_TRIES}; a busy "
                           "machine?): trying again", stacklevel=4)
-
-
-def _blocks(dataset) -> Iterator[dict[str, np.ndarray]]:
-    """The scored blocks, streamed to this process as the workers finish them."""
-    yield from dataset.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0)
 
 
 def connect(workers: int | str | Workers = 1):

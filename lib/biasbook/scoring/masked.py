@@ -18,8 +18,7 @@ from biasbook.models import LanguageModel
 from biasbook.scoring.batching import (
     copy_batches,
     gather_logprobs,
-    lengths_mask,
-    pad,
+    padded,
     token_batches,
 )
 
@@ -54,9 +53,7 @@ def aul_logprobs(lm: LanguageModel, seqs: Sequence[Sequence[int]], batch_tokens:
     specials = torch.tensor(sorted(lm.tokenizer.all_special_ids), device=lm.device)
     with eager_attention(lm.model) if attention else nullcontext():
         for batch in token_batches([len(s) for s in seqs], batch_tokens):
-            lengths = [len(seqs[i]) for i in batch]
-            ids = pad([seqs[i] for i in batch], pad_id(lm), lm.device)
-            mask = lengths_mask(lengths, ids.shape[1], lm.device)
+            ids, mask = padded([seqs[i] for i in batch], pad_id(lm), lm.device)
             out = lm.model(input_ids=ids, attention_mask=mask, output_attentions=attention)
             scored = mask.bool() & ~torch.isin(ids, specials)
             counts = scored.sum(1).tolist()
@@ -104,8 +101,7 @@ def pll_logprobs(lm: LanguageModel, seqs: Sequence[Sequence[int]], batch_tokens:
     found: dict[int, list[float]] = {}  # the sentences begun and not finished
     for batch in copy_batches([len(s) for s in seqs], [len(t) for t in targets], batch_tokens):
         rows = [(i, targets[i][k]) for i, k in batch]
-        lengths = [len(seqs[i]) for i, _ in rows]
-        ids = pad([seqs[i] for i, _ in rows], pad_id(lm), lm.device)
+        ids, mask = padded([seqs[i] for i, _ in rows], pad_id(lm), lm.device)
         at = (torch.arange(len(rows), device=lm.device),
               torch.tensor([t for _, t in rows], device=lm.device))
         wanted = ids[at]
@@ -115,7 +111,6 @@ def pll_logprobs(lm: LanguageModel, seqs: Sequence[Sequence[int]], batch_tokens:
                      for u in _pieces_right(words[i], t)]
             if right:
                 ids[torch.tensor(right, device=lm.device).T.unbind()] = lm.tokenizer.mask_token_id
-        mask = lengths_mask(lengths, ids.shape[1], lm.device)
         logprobs = gather_logprobs(logits_at(lm.model, ids, mask, at), wanted).tolist()
         finished = []
         for (i, _), lp in zip(rows, logprobs, strict=True):
@@ -227,9 +222,7 @@ def masked_slot_logprobs(lm: LanguageModel, inputs: Sequence[tuple[Sequence[int]
     normalised, since a slot query needs the whole vocabulary there and nowhere else.
     """
     for batch in token_batches([len(ids) for ids, _ in inputs], batch_tokens):
-        lengths = [len(inputs[i][0]) for i in batch]
-        ids = pad([inputs[i][0] for i in batch], pad_id(lm), lm.device)
-        mask = lengths_mask(lengths, ids.shape[1], lm.device)
+        ids, mask = padded([inputs[i][0] for i in batch], pad_id(lm), lm.device)
         logits = lm.model(input_ids=ids, attention_mask=mask).logits
         yield batch, [torch.log_softmax(logits[row, list(inputs[i][1])].float(), dim=-1).cpu()
                       for row, i in enumerate(batch)]

@@ -96,7 +96,6 @@ ENGINE_VERSION = 1
 METHODS = {"aul": ("masked", "encoder-decoder"), "aula": ("masked",), "pll": ("masked",),
            "clm": ("causal",), "infill": ("encoder-decoder",)}
 DEFAULT_METHOD = {"masked": "aul", "causal": "clm", "encoder-decoder": "infill"}
-MODES = ("paper", "as-coded")
 UNKNOWN = ("error", "report")
 
 
@@ -295,8 +294,7 @@ def check_unknown(lm: LanguageModel, texts: Sequence[str], unknown: str, what: s
 
 def resolve_method(lm: LanguageModel, method: str | None, mode: str) -> tuple[str, str]:
     """Check ``method`` against the model kind; normalise ``mode`` to where it matters."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    validate.choice("mode", mode, validate.MODES)
     if lm.kind not in DEFAULT_METHOD:
         raise ValueError(f"{lm.name} is a {lm.kind!r} model without a language-model head: "
                          "it cannot score sentences")

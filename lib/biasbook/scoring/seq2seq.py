@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from biasbook.models import LanguageModel
-from biasbook.scoring.batching import gather_logprobs, lengths_mask, pad, token_batches
+from biasbook.scoring.batching import gather_logprobs, padded, token_batches
 from biasbook.scoring.masked import pad_id
 
 
@@ -30,14 +30,10 @@ def seq2seq_logprobs(lm: LanguageModel, encoder_seqs: Sequence[Sequence[int]],
     specials = torch.tensor(sorted(lm.tokenizer.all_special_ids), device=lm.device)
     sizes = [max(len(e), len(d)) for e, d in zip(encoder_seqs, decoder_seqs, strict=True)]
     for batch in token_batches(sizes, batch_tokens):
-        encoder = pad([encoder_seqs[i] for i in batch], pad_id(lm), lm.device)
-        encoder_mask = lengths_mask([len(encoder_seqs[i]) for i in batch], encoder.shape[1],
-                                    lm.device)
-        targets = pad([decoder_seqs[i] for i in batch], pad_id(lm), lm.device)
+        encoder, encoder_mask = padded([encoder_seqs[i] for i in batch], pad_id(lm), lm.device)
+        targets, scored = padded([decoder_seqs[i] for i in batch], pad_id(lm), lm.device)
         decoder = torch.cat([torch.full_like(targets[:, :1], start), targets[:, :-1]], dim=1)
         out = lm.model(input_ids=encoder, attention_mask=encoder_mask, decoder_input_ids=decoder)
-        lengths = [len(decoder_seqs[i]) for i in batch]
-        scored = lengths_mask(lengths, targets.shape[1], lm.device).bool()
-        scored &= ~torch.isin(targets, specials)
+        scored = scored.bool() & ~torch.isin(targets, specials)
         logprobs = gather_logprobs(out.logits[scored], targets[scored])
         yield batch, [p.numpy() for p in torch.split(logprobs.cpu(), scored.sum(1).tolist())]

@@ -52,7 +52,7 @@ from biasbook.models import LanguageModel
 from biasbook.scoring.cache import ScoreCache, Task
 from biasbook.scoring.masked import masked_slot_logprobs
 from biasbook.scoring.runner import cached_run
-from biasbook.scoring.sentences import ENGINE_VERSION, MODES, check_unknown, score_sentences
+from biasbook.scoring.sentences import ENGINE_VERSION, check_unknown, score_sentences
 from biasbook.scoring.seq2seq import seq2seq_logprobs
 from biasbook.scoring.spans import tokens_in_span
 
@@ -114,8 +114,7 @@ def _check(lm: LanguageModel, templates: list[str], candidates: list[str], mode:
     if len(set(candidates)) != len(candidates):
         raise ValueError("candidates must be distinct (a repeat would count twice when "
                          "normalising)")
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    validate.choice("mode", mode, validate.MODES)
     if mode == "as-coded" and lm.kind != "masked":
         raise ValueError("mode='as-coded' reproduces the ethnic_bias code for masked LMs only")
     if lm.kind not in ("masked", "causal", "encoder-decoder"):

@@ -21,7 +21,7 @@ import torch
 
 from biasbook import store
 from biasbook.models import LanguageModel
-from biasbook.scoring.batching import lengths_mask, pad, token_batches
+from biasbook.scoring.batching import padded, token_batches
 from biasbook.scoring.masked import pad_id
 from biasbook.scoring.runner import cached_run
 from biasbook.training.fit import fit, shuffled
@@ -51,8 +51,7 @@ class FineTunedClassifier:
         tok = self.lm.tokenizer
         seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
         for batch in token_batches([len(s) for s in seqs], budget):
-            ids = pad([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
-            mask = lengths_mask([len(seqs[i]) for i in batch], ids.shape[1], ids.device)
+            ids, mask = padded([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
             logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
             proba = torch.softmax(logits.float(), dim=-1)[:, 1].cpu().numpy()
             yield batch, [np.array([p], dtype=np.float32) for p in proba]
@@ -115,8 +114,7 @@ def _finetune(name: str, texts: list[str], labels: list[int], checkpoint: store.
     pad_token = pad_id(tokenizer)
 
     def step(batch: list[int]) -> float:
-        ids = pad([encoded[i] for i in batch], pad_token, device)
-        mask = lengths_mask([len(encoded[i]) for i in batch], ids.shape[1], device)
+        ids, mask = padded([encoded[i] for i in batch], pad_token, device)
         target = torch.tensor([labels[i] for i in batch], device=device)
         loss = model(input_ids=ids, attention_mask=mask, labels=target).loss
         loss.backward()
@@ -165,8 +163,7 @@ class SentenceEncoder:
         tok = self.lm.tokenizer
         seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
         for batch in token_batches([len(s) for s in seqs], budget):
-            ids = pad([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
-            mask = lengths_mask([len(seqs[i]) for i in batch], ids.shape[1], ids.device)
+            ids, mask = padded([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
             hidden = self.lm.model(input_ids=ids, attention_mask=mask).last_hidden_state
             weights = mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)

@@ -30,7 +30,7 @@ import torch
 
 from biasbook import store
 from biasbook.models import LanguageModel, fingerprint
-from biasbook.scoring.batching import cpu_threads, lengths_mask, pad
+from biasbook.scoring.batching import cpu_threads, pad, padded
 from biasbook.scoring.masked import pad_id
 from biasbook.training.fit import fit, mean_loss, saved_epoch, seeded, shuffled
 from biasbook.training.objectives import IGNORE
@@ -125,9 +125,8 @@ def _sgd_step(model: torch.nn.Module, examples: Examples, pad_token: int
     device = next(model.parameters()).device
 
     def step(batch: list[int]) -> float:
-        ids = pad([examples[i][0] for i in batch], pad_token, device)
+        ids, mask = padded([examples[i][0] for i in batch], pad_token, device)
         labels = pad([examples[i][1] for i in batch], IGNORE, device)
-        mask = lengths_mask([len(examples[i][0]) for i in batch], ids.shape[1], device)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         loss.backward()
         return float(loss.detach())

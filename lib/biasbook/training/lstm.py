@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from biasbook import validate
 from biasbook.store import Checkpoint
 from biasbook.training.fit import fit
 
@@ -58,8 +59,7 @@ class LMConfig:
     debias: str = "input"  # which embeddings a regulariser acts on: input, output or both
 
     def __post_init__(self):
-        if self.debias not in DEBIAS:
-            raise ValueError(f"debias must be one of {DEBIAS}, got {self.debias!r}")
+        validate.choice("debias", self.debias, DEBIAS)
         if self.tied and self.debias != "input":
             raise ValueError(f"debias={self.debias!r} needs tied=False: with tied weights the "
                              "input and output embeddings are one matrix (use debias='input')")
@@ -148,8 +148,7 @@ class LSTMLanguageModel(nn.Module):
 
     def debiased(self, which: str = "input") -> list[torch.Tensor]:
         """The embedding matrices a regulariser acts on: ``input``, ``output`` or ``both``."""
-        if which not in DEBIAS:
-            raise ValueError(f"which must be one of {DEBIAS}, got {which!r}")
+        validate.choice("which", which, DEBIAS)
         if self.tied and which != "input":
             raise ValueError("tied weights: input and output embeddings are one matrix")
         return {"input": [self.encoder.weight], "output": [self.decoder.weight],
@@ -279,11 +278,9 @@ def sample_categorical(logits: torch.Tensor, temperature: float = 1.0,
 
 
 def _optimizer(model: nn.Module, config: LMConfig) -> torch.optim.Optimizer:
-    if config.optimizer == "sgd":
-        return torch.optim.SGD(model.parameters(), lr=config.lr)
-    if config.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=config.lr)
-    raise ValueError(f"optimizer must be 'sgd' or 'adam', got {config.optimizer!r}")
+    optimizers = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+    return optimizers[validate.choice("optimizer", config.optimizer, optimizers)](
+        model.parameters(), lr=config.lr)
 
 
 @dataclass

@@ -24,7 +24,7 @@ import torch
 
 from biasbook import validate
 from biasbook.models import LanguageModel
-from biasbook.scoring.batching import lengths_mask, pad
+from biasbook.scoring.batching import pad, padded
 from biasbook.scoring.masked import pad_id
 from biasbook.training.fit import seeded
 
@@ -78,11 +78,9 @@ def summed_loss(lm: LanguageModel, model: torch.nn.Module, part: Sequence[Exampl
                 ) -> torch.Tensor:
     """The cross-entropy of ``model`` (``lm``'s kind and tokenizer) summed over the scored
     tokens of ``part``; a causal LM predicts token t + 1 from tokens up to t."""
-    lengths = [len(ids) for ids, _ in part]
-    ids = pad([x for x, _ in part], pad_id(lm), lm.device)
+    ids, mask = padded([x for x, _ in part], pad_id(lm), lm.device)
     labels = pad([y for _, y in part], IGNORE, lm.device)
-    logits = model(input_ids=ids, attention_mask=lengths_mask(lengths, ids.shape[1],
-                                                              lm.device)).logits
+    logits = model(input_ids=ids, attention_mask=mask).logits
     if lm.kind == "causal":
         logits, labels = logits[:, :-1], labels[:, 1:]
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
