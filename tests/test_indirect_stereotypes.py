@@ -7,6 +7,7 @@ import pytest
 from biasbook.chapters.indirect_stereotypes import corpus, example, pipeline, tables
 from biasbook.embeddings import glove, wordsets
 from biasbook.embeddings.vectors import from_arrays
+from biasbook.metrics import weat
 from biasbook.mitigation.birm import birm
 from biasbook.mitigation.cds import swap_table
 
@@ -172,7 +173,6 @@ def test_ripa_runs_score_the_direct_tests_targets():
 # --- intervals over words and seeds, paired method tests (issue 24) ---------------------------
 
 from itertools import product  # noqa: E402
-from types import SimpleNamespace  # noqa: E402
 
 from biasbook import reporting, stats  # noqa: E402
 from biasbook.chapters.indirect_stereotypes import (  # noqa: E402
@@ -189,33 +189,33 @@ def test_effect_size_by_hand_on_tiny_vectors():
     # unit vectors at known angles: cos with a = (1, 0) is the x coordinate, with b = (0, 1) the y
     kv = from_arrays(["x1", "x2", "y1", "y2", "a", "b"],
                      np.array([[1.0, 0], [0.6, 0.8], [0.8, 0.6], [0, 1], [1, 0], [0, 1]]))
-    test = SimpleNamespace(x=["x1", "x2", "zzz"], y=["y1", "y2"], a=["a"], b=["b"])
-    words = word_scores.target_sets(kv, test)
+    words = weat.used_words(kv.key_to_index, {"x": ["x1", "x2", "zzz"], "y": ["y1", "y2"],
+                                              "a": ["a"], "b": ["b"]})
     assert words["x"] == ["x1", "x2"] and words["y"] == ["y1", "y2"]  # zzz missing, 2 of 3 kept
-    s = word_scores.associations(kv, words)
+    s = weat.word_associations(kv, words)
     assert s == pytest.approx([1.0, -0.2, 0.2, -1.0])  # cos(w, a) - cos(w, b)
     # (mean(1, -0.2) - mean(0.2, -1)) / sd(1, -0.2, 0.2, -1; ddof 1) = 0.8 / 0.8406
     sd = np.sqrt((1.0**2 + 0.2**2 + 0.2**2 + 1.0**2) / 3)
-    assert word_scores.effect_sizes(s, 2)[()] == pytest.approx(0.8 / sd)
-    assert word_scores.target_sets(kv, SimpleNamespace(x=["x1", "q", "r"], y=["y1"], a=["a"],
-                                                       b=["b"])) is None  # 1 of 3: too few
+    assert weat.effect_sizes(s, 2)[()] == pytest.approx(0.8 / sd)
+    assert weat.used_words(kv.key_to_index, {"x": ["x1", "q", "r"], "y": ["y1"], "a": ["a"],
+                                             "b": ["b"]}) is None  # 1 of 3: too few
 
 
 def test_word_interval_matches_the_brute_force_bootstrap_distribution():
     # 3 X and 3 Y words, two seeds: resampling X and Y apart gives 27 x 27 equally likely sets
     scores = np.array([[0.9, 0.1, 0.5, -0.3, 0.2, -0.8], [0.7, 0.3, 0.4, -0.1, 0.0, -0.6]])
     statistic = intervals.seed_mean_effect(scores, 3, 1)
-    exact = np.array([np.mean([word_scores.effect_sizes(s[list(ix) + [3 + j for j in iy]], 3)
+    exact = np.array([np.mean([weat.effect_sizes(s[list(ix) + [3 + j for j in iy]], 3)
                                for s in scores])
                       for ix in product(range(3), repeat=3) for iy in product(range(3), repeat=3)])
     ci = intervals.word_interval(statistic, 3, 3, method="percentile", n_resamples=50_000)
-    assert ci.value == pytest.approx(np.mean(word_scores.effect_sizes(scores, 3)))
+    assert ci.value == pytest.approx(np.mean(weat.effect_sizes(scores, 3)))
     for bound, q in ((ci.low, 0.025), (ci.high, 0.975)):
         below, at_most = np.mean(exact < bound - 1e-12), np.mean(exact <= bound + 1e-12)
         assert below - 0.01 <= q <= at_most + 0.01, (bound, q, below, at_most)
     # a bootstrap that tied the i-th X word to the i-th Y word would see 27 sets, not 729:
     # and a different distribution (here a much lower 2.5% point): the check above would fail
-    tied = np.array([np.mean([word_scores.effect_sizes(s[list(ix) + [3 + j for j in ix]], 3)
+    tied = np.array([np.mean([weat.effect_sizes(s[list(ix) + [3 + j for j in ix]], 3)
                               for s in scores]) for ix in product(range(3), repeat=3)])
     assert abs(np.quantile(tied, 0.025) - np.quantile(exact, 0.025)) > 0.2
     assert ci.n_units == 6 and ci.unit == "target words"
@@ -247,7 +247,7 @@ def test_weat_difference_p_is_the_brute_force_swap_test():
     row = differences.weat_differences({"t": ts}, n_resamples=999).iloc[0]
 
     def d(s):
-        return np.mean(word_scores.effect_sizes(s, 2))
+        return np.mean(weat.effect_sizes(s, 2))
 
     observed = d(a) - d(b)
     null = []

@@ -42,10 +42,10 @@ SETS = {"x": ["x1", "x2", "x3", "x4", "x5"], "y": ["y1", "y2", "y3", "y4"],
 def test_the_words_kept_reproduce_weats_effect_size_with_oov_and_unequal_sets():
     kv = keyed([w for ws in SETS.values() for w in ws if w not in ("y4", "a3")])
     reference = weat.weat(kv, **SETS, n_samples=10)
-    words = U.weat_words(kv.key_to_index, SETS)
+    words = weat.used_words(kv.key_to_index, SETS)
     assert (len(words["x"]), len(words["y"])) == (3, 3)  # y4 missing, X cut to |Y|
     assert words["x"] == ["x1", "x2", "x3"] and reference.dropped["x"] == ["x4", "x5"]
-    got = U.effect_sizes(U.associations(kv, words), len(words["x"]))
+    got = weat.effect_sizes(weat.word_associations(kv, words), len(words["x"]))
     assert math.isclose(float(got), reference.effect_size, rel_tol=1e-12)
 
 
@@ -54,7 +54,7 @@ def test_no_words_where_weat_reports_the_test_not_computable(missing):
     sets = {**SETS, "y": [*SETS["y"], "x1"]} if not missing else SETS  # x1 in X and Y
     kv = keyed([w for ws in sets.values() for w in ws if w not in missing])
     assert not weat.weat(kv, **sets).computable
-    assert U.weat_words(kv.key_to_index, sets) is None
+    assert weat.used_words(kv.key_to_index, sets) is None
 
 
 def test_every_resample_keeps_x_and_y_apart():
@@ -312,10 +312,10 @@ def test_a_regions_mean_effect_resamples_its_pairs_and_their_shared_words():
               for k in range(1, 7)}
     statistic = UP.pairs_and_words_mean(list(scores.values()))
     ix, iy, ip = rng.integers(0, 4, (3, 4)), rng.integers(0, 4, (3, 4)), rng.integers(0, 6, (3, 6))
-    by_hand = [np.mean([U.effect_sizes(list(scores.values())[p].assoc[
+    by_hand = [np.mean([weat.effect_sizes(list(scores.values())[p].assoc[
         np.r_[ix[b], iy[b] + 4]], 4) for p in ip[b]]) for b in range(3)]
     assert np.allclose(statistic(ix, iy, ip), by_hand)
-    effects = [float(U.effect_sizes(sc.assoc, 4)) for sc in scores.values()]
+    effects = [float(weat.effect_sizes(sc.assoc, 4)) for sc in scores.values()]
     results = pd.DataFrame({"domain": "un", "region": "Asia", "rank": range(1, 7),
                             "pairs": ["passing"] * 2 + ["filled"] * 4, "effect_size": effects,
                             "computable": True})

@@ -313,6 +313,18 @@ def downloads(names: Iterable[str]) -> dict[str, int | None]:
     return out
 
 
+def at_most(value, limit: int):
+    """``value`` bounded by ``limit`` for a chapter's ``cap``: ``None`` (all) becomes ``limit``,
+    0 stays 0, and a mapping (a per-corpus value) is bounded value by value.
+
+    >>> at_most(None, 3), at_most(5, 3), at_most(0, 3), at_most({"ptb": 9, "un": 2}, 3)
+    (3, 3, 0, {'ptb': 3, 'un': 2})
+    """
+    if isinstance(value, dict):
+        return {k: at_most(v, limit) for k, v in value.items()}
+    return limit if value is None else min(value, limit)
+
+
 def chapter_plan(chapter: str, profile: str, params: dict[str, dict], *,
                  gpu_flops: float = GPU_FLOPS, measured: bool = True) -> Plan:
     """The :class:`Plan` of ``chapter`` with resolved ``params`` (``measured=False``: no rates,

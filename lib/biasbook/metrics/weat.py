@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from biasbook import validate
 from biasbook.embeddings.vectors import oov_report
@@ -111,6 +112,56 @@ def associations(x_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray) -> 
     cos = targets @ _unit_rows(np.vstack([a_vecs, b_vecs])).T
     n_a = len(a_vecs)
     return cos[:, :n_a].mean(axis=1) - cos[:, n_a:].mean(axis=1)
+
+
+def effect_sizes(assoc: ArrayLike, n_x: int, ddof: int = 1) -> np.ndarray:
+    """WEAT's effect size along the last axis of per-word associations ``assoc``: the first
+    ``n_x`` are X's words, the rest Y's; the difference of their means over the standard
+    deviation of all of them (``ddof=1``: Caliskan's). The other axes may hold resamples or
+    seeds (a bootstrap over the words).
+
+    >>> round(float(effect_sizes([0.3, 0.1, -0.1, -0.2], 2)), 4)   # (0.2 - (-0.15)) / 0.2217
+    1.5785
+    """
+    s = np.asarray(assoc, dtype=float)
+    return (s[..., :n_x].mean(axis=-1) - s[..., n_x:].mean(axis=-1)) / s.std(axis=-1, ddof=ddof)
+
+
+def two_sample_effect_sizes(sx: ArrayLike, sy: ArrayLike, axis: int = -1) -> np.ndarray:
+    """:func:`effect_sizes` of X's associations ``sx`` and Y's ``sy`` given apart along the last
+    axis: the statistic of :func:`biasbook.stats.interval` with ``paired=False``, which
+    resamples the two sets apart (scipy's bootstrap passes ``axis=-1``)."""
+    if axis != -1:
+        raise ValueError(f"the words lie along the last axis; got axis={axis}")
+    return effect_sizes(np.concatenate([sx, sy], axis=-1), np.shape(sx)[-1])
+
+
+def used_words(vocabulary, sets: Mapping[str, Sequence[str]], *, min_coverage: float = 0.5
+               ) -> dict[str, list[str]] | None:
+    """The words of X, Y, A and B that :func:`weat` uses where the vectors have ``vocabulary``
+    (looked up as they are): those present, the longer of X and Y cut to the shorter one's size
+    by dropping its last words; ``None`` where :func:`weat` reports the test as not computable (a
+    set below ``min_coverage``, or a word in both X and Y). What a chapter resamples for a test's
+    interval over its words.
+
+    >>> used_words({"a", "b", "c", "p", "q"}, {"x": ["a", "b"], "y": ["c", "d"],
+    ...                                        "a": ["p"], "b": ["q"]})
+    {'x': ['a'], 'y': ['c'], 'a': ['p'], 'b': ['q']}
+    """
+    found = {s: [w for w in sets[s] if w in vocabulary] for s in SETS}
+    if any(not found[s] or len(found[s]) < min_coverage * len(sets[s]) for s in SETS):
+        return None
+    if set(sets["x"]) & set(sets["y"]):
+        return None
+    size = min(len(found["x"]), len(found["y"]))
+    return {**found, "x": found["x"][:size], "y": found["y"][:size]}
+
+
+def word_associations(kv, words: Mapping[str, Sequence[str]]) -> np.ndarray:
+    """s(w, A, B) of the words of ``words["x"]``, then ``words["y"]``, on ``kv`` (float64, as
+    :func:`weat` computes them)."""
+    vec = {s: np.asarray(kv[list(words[s])], dtype=np.float64) for s in SETS}
+    return associations(np.vstack([vec["x"], vec["y"]]), vec["a"], vec["b"])
 
 
 def permutation_p_value(assoc: np.ndarray, n_x: int, *, max_exact: int = 100_000,

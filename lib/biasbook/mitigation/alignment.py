@@ -2,7 +2,7 @@
 
 The recipe of Wang et al. (2019) and Conneau et al. (2020), as Ahn & Oh use it:
 
-1. **Anchors** (:func:`~biasbook.mitigation.anchors.anchor_pairs`, re-exported here): word
+1. **Anchors** (:func:`~biasbook.mitigation.anchors.anchor_pairs`): word
    pairs that a statistical word aligner (FastAlign, symmetrised) links in a parallel corpus.
 2. **Representations** (:func:`word_vectors`): an anchor word's contextual vector is the mean of
    its sub-tokens' hidden states at one layer (default: the last, which the output head reads).
@@ -52,7 +52,6 @@ from safetensors.torch import load_file, save_file
 
 from biasbook import store, validate
 from biasbook.mitigation.anchors import Anchors
-from biasbook.mitigation.anchors import anchor_pairs as anchor_pairs  # step 1, for the chapters
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import cpu_threads, padded
 from biasbook.scoring.sentences import context_length

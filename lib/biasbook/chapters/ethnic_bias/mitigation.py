@@ -43,6 +43,7 @@ from biasbook import validate
 from biasbook.chapters.ethnic_bias import data, parallel
 from biasbook.chapters.ethnic_bias.pipeline import CBResult, cb_scores
 from biasbook.mitigation import alignment, cda
+from biasbook.mitigation.anchors import Anchors, anchor_pairs
 from biasbook.models import LanguageModel
 from biasbook.scoring import score_sentences
 
@@ -185,7 +186,7 @@ def anchor_corpus(source_language: str, target_language: str) -> list[tuple[str,
 
 
 def anchors_for(source_language: str, target_language: str, recipe: Recipe
-                ) -> tuple[list[tuple[str, str]], alignment.Anchors]:
+                ) -> tuple[list[tuple[str, str]], Anchors]:
     """The parallel sentence pairs (source, target) the aligner learns from, and the anchors
     taken from them under ``recipe`` (cached by content).
 
@@ -194,9 +195,9 @@ def anchors_for(source_language: str, target_language: str, recipe: Recipe
     fitting = [(s, t) for s, t in anchor_corpus(source_language, target_language)
                if max(len(s), len(t)) <= recipe.anchor_max_chars]
     pairs = sample(fitting, recipe.anchor_pairs, recipe.seed)
-    anchors = alignment.anchor_pairs(pairs, sentences=recipe.anchor_sentences,
-                                     max_anchors=recipe.max_anchors,
-                                     max_per_pair=recipe.max_per_pair, seed=recipe.seed)
+    anchors = anchor_pairs(pairs, sentences=recipe.anchor_sentences,
+                           max_anchors=recipe.max_anchors, max_per_pair=recipe.max_per_pair,
+                           seed=recipe.seed)
     return pairs, anchors
 
 

@@ -171,10 +171,6 @@ def _first(items: list, n: int) -> list:
     return list(dict.fromkeys(items))[:n]
 
 
-def _at_most(value: int | None, limit: int) -> int:
-    return limit if value is None else min(value, limit)
-
-
 def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     """Every loop bounded by ``n``: ``n`` templates and attributes (the figures' first, so that
     the figures still draw; then one of the five added attributes, so that Table 7 still has its
@@ -201,13 +197,13 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
         if "figures" in p:
             p["figures"] = p["figures"][:n]
         if "recipe" in p:
-            p["recipe"] = {**p["recipe"], "epochs": _at_most(p["recipe"]["epochs"], n),
-                           **{k: _at_most(p["recipe"][k], 8 * n)
+            p["recipe"] = {**p["recipe"], "epochs": plan.at_most(p["recipe"]["epochs"], n),
+                           **{k: plan.at_most(p["recipe"][k], 8 * n)
                               for k in ("train_sentences", "anchor_pairs", "anchor_sentences")},
-                           "max_per_pair": _at_most(p["recipe"]["max_per_pair"], n)}
+                           "max_per_pair": plan.at_most(p["recipe"]["max_per_pair"], n)}
         if "evaluation" in p:
             e = p["evaluation"]
             p["evaluation"] = {**e, "templates": _first(list(e["templates"] or range(1, 11)), n),
-                               "heldout_sentences": _at_most(e["heldout_sentences"], 4 * n)}
+                               "heldout_sentences": plan.at_most(e["heldout_sentences"], 4 * n)}
         out[stem] = p
     return out

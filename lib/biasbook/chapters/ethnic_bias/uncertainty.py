@@ -118,10 +118,7 @@ def family(frames: Iterable[pd.DataFrame], alpha: float = 0.05) -> list[pd.DataF
     """
     frames = [f.copy() for f in frames]
     p = np.concatenate([f["p_value"].to_numpy(dtype=float) for f in frames] or [np.empty(0)])
-    adjusted = np.full(len(p), np.nan)
-    finite = np.isfinite(p)
-    if finite.any():
-        adjusted[finite] = stats.holm(p[finite])
+    adjusted = stats.holm_tested(p)
     start = 0
     for f in frames:
         f["p_holm"] = adjusted[start:start + len(f)]

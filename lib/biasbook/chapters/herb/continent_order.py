@@ -14,6 +14,7 @@ every other continent's; if one reading makes the implied distances uniform and 
 not, the uniform one is the likelier labelling. Table 2 (plain sparseness of every region of a
 continent pooled, no ``1/n^2`` factor) shares the print order but cannot tell the two apart.
 
+>>> from biasbook.chapters.herb.data import reading_map
 >>> reading_map("code print order")
 {'AF': 'AF', 'AS': 'AS', 'EU': 'EU', 'OC': 'NA', 'SA': 'OC', 'NA': 'SA'}
 >>> d = implied_distances({"AF": 58, "AS": 52, "EU": 54, "NA": 42, "OC": 27, "SA": 14})
@@ -36,12 +37,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from biasbook.chapters.herb.data import (  # noqa: F401  (re-exported)
-    CODE_ORDER,
-    CONTINENT_COLUMNS,
-    READINGS,
-    reading_map,
-)
+from biasbook.chapters.herb.data import CONTINENT_COLUMNS, READINGS
 from biasbook.chapters.herb.paper_comparison import paper_values, relabel
 
 #: The tables whose continent values are C of Eq. 8 (Table 2 is plain sparseness).

@@ -219,10 +219,6 @@ def spread_countries(n: int) -> list[str]:
     return ranked[:n]
 
 
-def _at_most(value: int | None, limit: int) -> int:
-    return limit if value is None else min(value, limit)
-
-
 def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     """Every loop bounded by ``n``: ``n`` countries on different continents (chapter-wide, 04 and
     05; at least three, the fewest points a UMAP map takes), at most ``n`` cities each, ``n``
@@ -238,15 +234,15 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
         if "countries" in p:
             p["countries"] = countries
         if "cities_per_country" in p:
-            p["cities_per_country"] = _at_most(p["cities_per_country"], n)
+            p["cities_per_country"] = plan.at_most(p["cities_per_country"], n)
         if "interval_resamples" in p:
-            p["interval_resamples"] = _at_most(p["interval_resamples"], 10 * n)
+            p["interval_resamples"] = plan.at_most(p["interval_resamples"], 10 * n)
         for key in ("hate_train", "hate_test", "imdb_train", "imdb_test", "corpus_size"):
             if key in p:
-                p[key] = _at_most(p[key], 8 * n)
+                p[key] = plan.at_most(p[key], 8 * n)
         for key in ("per_continent", "top_k", "epochs"):
             if key in p:
-                p[key] = _at_most(p[key], n)
+                p[key] = plan.at_most(p[key], n)
         if "extra_regions" in p:
             p["extra_regions"] = p["extra_regions"][:n]
         out[stem] = p

@@ -13,6 +13,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from biasbook.models import LanguageModel
+from biasbook.scoring.batching import padded
 from biasbook.scoring.masked import pad_id
 
 
@@ -48,15 +49,8 @@ def region_representations(lm: LanguageModel, regions: Sequence[str], *, layer: 
             spans.append((start, start + len(own)))
     pooled = []
     for start in range(0, len(rows), batch_size):
-        batch = rows[start:start + batch_size]
-        width = max(map(len, batch))
-        ids = torch.full((len(batch), width), pad_id(lm), dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, seq in enumerate(batch):
-            ids[i, :len(seq)] = torch.tensor(seq)
-            mask[i, :len(seq)] = 1
-        output = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
-                          output_hidden_states=True)
+        ids, mask = padded(rows[start:start + batch_size], pad_id(lm), lm.device)
+        output = lm.model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
         states = getattr(output, "encoder_hidden_states", None) or output.hidden_states
         hidden = states[layer].float().cpu().numpy()
         pooled += [hidden[i, a:b].mean(axis=0)

@@ -237,12 +237,6 @@ def tree_effect(frame: pd.DataFrame, headline: Mapping[str, float]) -> pd.DataFr
 # --------------------------------------------------------------------------- WEAT word lists
 
 
-def _effect_size(sx: NDArray, sy: NDArray, axis: int = -1) -> NDArray:
-    """WEAT's effect size from the target words' associations (ddof=1, Caliskan's code)."""
-    pooled = np.concatenate([sx, sy], axis=axis)
-    return (sx.mean(axis=axis) - sy.mean(axis=axis)) / pooled.std(axis=axis, ddof=1)
-
-
 def weat_variants(kv, tests: Mapping[str, object], *, reference: str, n_resamples: int = 1999,
                   seed: int = 0) -> pd.DataFrame:
     """One WEAT on several word lists: per test (:class:`~biasbook.embeddings.wordsets.WeatTest`)
@@ -268,8 +262,9 @@ def weat_variants(kv, tests: Mapping[str, object], *, reference: str, n_resample
             vecs = {side: np.asarray(kv[words], dtype=np.float64)
                     for side, words in used.items()}
             sx, sy = (weat.associations(vecs[s], vecs["a"], vecs["b"]) for s in "xy")
-            ci = stats.interval((sx, sy), _effect_size, paired=False, method="percentile",
-                                n_resamples=n_resamples, seed=seed, unit="target words")
+            ci = stats.interval((sx, sy), weat.two_sample_effect_sizes, paired=False,
+                                method="percentile", n_resamples=n_resamples, seed=seed,
+                                unit="target words")
             row |= {k: v for k, v in ci.row().items() if k != "value"}
         rows.append(row)
     frame = pd.DataFrame(rows)

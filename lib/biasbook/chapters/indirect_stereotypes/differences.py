@@ -21,9 +21,10 @@ import pandas as pd
 import scipy.stats as sps
 
 from biasbook import results, stats
+from biasbook.metrics import weat
 
 from .intervals import bca_or_percentile, seed_mean_effect, with_seeds, word_interval
-from .word_scores import WordScores, effect_sizes
+from .word_scores import WordScores
 
 NOT_SUPPORTED = "not a difference these words and seeds support"
 NOT_SUPPORTED_SEEDS = "not a difference the seeds support"
@@ -45,8 +46,8 @@ def weat_differences(scores: Mapping[str, WordScores], *, versus: str = "origina
             both = np.concatenate([ts.scores[m], ts.scores[versus]], axis=1)  # (seeds, 2n)
             one, other = seed_mean_effect(ts.scores[m], n_x, ddof), \
                 seed_mean_effect(ts.scores[versus], n_x, ddof)
-            per_seed = effect_sizes(ts.scores[m], n_x, ddof) \
-                - effect_sizes(ts.scores[versus], n_x, ddof)
+            per_seed = weat.effect_sizes(ts.scores[m], n_x, ddof) \
+                - weat.effect_sizes(ts.scores[versus], n_x, ddof)
             words = word_interval(lambda ix, iy, axis=-1, one=one, other=other:
                                   one(ix, iy) - other(ix, iy), n_x, n - n_x, level=level,
                                   method=method, n_resamples=n_resamples, seed=seed)
@@ -64,8 +65,8 @@ def _swap_test(both: np.ndarray, n_x: int, n: int, n_resamples: int, seed: int,
     columns swapped between the halves (in every seed at once)."""
     def diff(a, b, axis=-1):
         a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
-        return effect_sizes(both[:, a], n_x, ddof).mean(axis=0) \
-            - effect_sizes(both[:, b], n_x, ddof).mean(axis=0)
+        return weat.effect_sizes(both[:, a], n_x, ddof).mean(axis=0) \
+            - weat.effect_sizes(both[:, b], n_x, ddof).mean(axis=0)
 
     res = sps.permutation_test((np.arange(n, dtype=float), np.arange(n, 2 * n, dtype=float)),
                                diff, permutation_type="samples", vectorized=True,

@@ -18,12 +18,13 @@ import pandas as pd
 
 from biasbook import reporting, results
 from biasbook.embeddings import wordsets
+from biasbook.metrics import weat
 
 from .differences import NOT_SUPPORTED_SEEDS, holm_family
 from .intervals import ripa_word_table, seed_mean_effect, table1_intervals, word_interval
 from .pipeline import LABELS
 from .tables import PAPER_METHOD, paper
-from .word_scores import WordScores, associations, check_against, target_sets
+from .word_scores import WordScores, check_against
 
 
 def comparability(corpus: Mapping, glove: Mapping) -> str:
@@ -156,11 +157,11 @@ def external_intervals(kvs: Mapping[str, object], check: pd.DataFrame,
     for name, kv in kvs.items():
         tests = wordsets.load("caliskan", lowercase=lowercase.get(name, False))
         for test, t in tests.items():
-            words = target_sets(kv, t)
+            words = weat.used_words(kv.key_to_index, t.sets())
             row = check[(check["vectors"] == name) & (check["test"] == test)]
             if words is None or not row["computable"].item():
                 continue
-            s = associations(kv, words)[None, :]
+            s = weat.word_associations(kv, words)[None, :]
             n_x = len(words["x"])
             check_against(row.assign(method="-", seed=0),
                            WordScores(test, words, [0], {"-": s}), ddof)

@@ -35,9 +35,10 @@ import pandas as pd
 import scipy.stats as sps
 
 from biasbook import results, stats
+from biasbook.metrics import weat
 
 from .pipeline import LABELS
-from .word_scores import WordScores, effect_sizes
+from .word_scores import WordScores
 
 
 def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = 0.95,
@@ -51,16 +52,11 @@ def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = 0.9
     Used in: indirect-stereotypes/03, indirect-stereotypes/04.
     """
     data = (np.arange(n_x, dtype=float), np.arange(n_y, dtype=float))
-    try:
-        return stats.interval(data, statistic, level=level, method=method,
-                              n_resamples=n_resamples, seed=seed, unit=unit, vectorized=True,
-                              paired=False)
-    except ValueError as err:
-        if method.lower() == "percentile" or "undefined" not in str(err):
-            raise
-    return stats.interval(data, statistic, level=level, method="percentile",
-                          n_resamples=n_resamples, seed=seed, unit=unit, vectorized=True,
-                          paired=False)
+    options = {"level": level, "n_resamples": n_resamples, "seed": seed, "unit": unit,
+               "vectorized": True, "paired": False}
+    if method.lower() != "bca":
+        return stats.interval(data, statistic, method=method, **options)
+    return bca_or_percentile(stats.interval, data, statistic, **options)
 
 
 def with_seeds(words: stats.Interval, per_seed: Sequence[float]) -> stats.Interval:
@@ -93,7 +89,7 @@ def seed_mean_effect(scores: np.ndarray, n_x: int, ddof: int) -> Callable:
     def statistic(ix, iy, axis=-1):
         idx = np.concatenate([np.asarray(ix, dtype=np.intp),
                               np.asarray(iy, dtype=np.intp) + n_x], axis=-1)
-        return effect_sizes(scores[:, idx], n_x, ddof).mean(axis=0)
+        return weat.effect_sizes(scores[:, idx], n_x, ddof).mean(axis=0)
     return statistic
 
 
@@ -109,7 +105,7 @@ def weat_intervals(scores: Mapping[str, WordScores], *, level: float = 0.95,
     for name, ts in scores.items():
         n_y = len(ts.words["y"])
         for m, s in ts.scores.items():
-            per_seed = effect_sizes(s, ts.n_x, ddof)
+            per_seed = weat.effect_sizes(s, ts.n_x, ddof)
             words = word_interval(seed_mean_effect(s, ts.n_x, ddof), ts.n_x, n_y, level=level,
                                   method=method, n_resamples=n_resamples, seed=seed)
             ci = with_seeds(words, per_seed)
@@ -125,7 +121,7 @@ def bca_or_percentile(function: Callable, *args, **options):
     """``function`` with BCa, or with the percentile method where BCa is undefined (e.g. every
     word moved by the same amount: a degenerate jackknife); the result's method says which.
 
-    Used in: indirect-stereotypes/03.
+    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
     """
     try:
         return function(*args, method="BCa", **options)

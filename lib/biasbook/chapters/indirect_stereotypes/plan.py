@@ -82,10 +82,6 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
 
 # ------------------------------------------------------------------------------------ cap
 
-def _at_most(value: int | None, limit: int) -> int:
-    return limit if value is None else min(value, limit)
-
-
 def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     """Every loop bounded by ``n``: ``2,000 n`` UMBC sentences or ``5 n`` UN speeches and
     ``200 n`` IMDB reviews, a vocabulary of at most ``2,000 n`` words, GloVe of ``10 n``
@@ -101,14 +97,14 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
         if "corpus" in p:
             corpus = dict(p["corpus"])
             if corpus["source"] == "umbc":
-                corpus["max_sentences"] = _at_most(corpus.get("max_sentences"), 2_000 * n)
+                corpus["max_sentences"] = plan.at_most(corpus.get("max_sentences"), 2_000 * n)
             else:
-                corpus.update(un_speeches=_at_most(corpus["un_speeches"], 5 * n),
-                              imdb_reviews=_at_most(corpus["imdb_reviews"], 200 * n))
+                corpus.update(un_speeches=plan.at_most(corpus["un_speeches"], 5 * n),
+                              imdb_reviews=plan.at_most(corpus["imdb_reviews"], 200 * n))
             p["corpus"] = corpus
         if "matrix" in p:
-            p["matrix"] = {**p["matrix"], "max_vocab": _at_most(p["matrix"]["max_vocab"],
-                                                                 2_000 * n)}
+            vocab = plan.at_most(p["matrix"]["max_vocab"], 2_000 * n)
+            p["matrix"] = {**p["matrix"], "max_vocab": vocab}
         if "glove" in p:
             p["glove"] = {**p["glove"], "dim": min(p["glove"]["dim"], 10 * n),
                           "epochs": min(p["glove"]["epochs"], n)}

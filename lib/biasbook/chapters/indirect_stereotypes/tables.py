@@ -44,11 +44,7 @@ def common_vocabulary(kvs: Iterable) -> set[str]:
 
     Used in: indirect-stereotypes/03.
     """
-    kvs = list(kvs)
-    common = set(kvs[0].key_to_index)
-    for kv in kvs[1:]:
-        common &= set(kv.key_to_index)
-    return common
+    return set.intersection(*(set(kv.key_to_index) for kv in kvs))
 
 
 def paper_tests() -> dict[str, wordsets.WeatTest]:

@@ -1,15 +1,11 @@
 """Per-word WEAT associations of the words WEAT uses, per method and training seed.
 
 Every interval and test of this chapter resamples *words*; they need each word's association
-``s(w, A, B)`` (:func:`biasbook.metrics.weat.associations`), not only WEAT's effect size.
-:func:`target_sets` picks the words WEAT itself uses on a vocabulary (the rule of
-:func:`biasbook.metrics.weat.weat`), :func:`weat_scores` collects their associations in every
-(method, seed) as :class:`WordScores`, and checks that the effect size recomputed from them
-(:func:`effect_sizes`) is WEAT's own (:func:`check_against`).
-
->>> s = np.array([[0.3, 0.1, -0.1, -0.2]])        # one seed: X = first two words, Y = the rest
->>> round(float(effect_sizes(s, 2)[0]), 4)         # (0.2 - (-0.15)) / 0.2217 (ddof=1)
-1.5785
+``s(w, A, B)`` (:func:`biasbook.metrics.weat.word_associations`), not only WEAT's effect size.
+:func:`weat_scores` takes the words WEAT itself uses on the vectors
+(:func:`biasbook.metrics.weat.used_words`), collects their associations in every (method, seed)
+as :class:`WordScores`, and checks that the effect size recomputed from them
+(:func:`biasbook.metrics.weat.effect_sizes`) is WEAT's own (:func:`check_against`).
 """
 
 from __future__ import annotations
@@ -22,42 +18,6 @@ import numpy as np
 import pandas as pd
 
 from biasbook.metrics import weat
-
-
-def effect_sizes(scores: np.ndarray, n_x: int, ddof: int = 1) -> np.ndarray:
-    """WEAT's effect size along the last axis of per-word associations: the first ``n_x`` are the
-    X words, the rest the Y words; the spread is the standard deviation over all of them.
-
-    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
-    """
-    s = np.asarray(scores, dtype=float)
-    return (s[..., :n_x].mean(axis=-1) - s[..., n_x:].mean(axis=-1)) / s.std(axis=-1, ddof=ddof)
-
-
-def target_sets(kv, test, *, min_coverage: float = 0.5) -> dict[str, list[str]] | None:
-    """The words of X, Y, A and B that WEAT uses on ``kv``: those with vectors, the longer of X and
-    Y cut to the shorter one's size by dropping its last words (the rule of
-    :func:`biasbook.metrics.weat.weat`); ``None`` when a set keeps less than ``min_coverage``.
-
-    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
-    """
-    found = {side: [w for w in getattr(test, side) if w in kv.key_to_index] for side in weat.SETS}
-    for side in weat.SETS:
-        if not found[side] or len(found[side]) < min_coverage * len(getattr(test, side)):
-            return None
-    size = min(len(found["x"]), len(found["y"]))
-    found["x"], found["y"] = found["x"][:size], found["y"][:size]
-    return found
-
-
-def associations(kv, words: Mapping[str, list[str]]) -> np.ndarray:
-    """s(w, A, B) of the X words, then the Y words (:func:`biasbook.metrics.weat.associations`).
-
-    Used in: indirect-stereotypes/03, indirect-stereotypes/04.
-    """
-    return weat.associations(np.asarray(kv[words["x"] + words["y"]], dtype=float),
-                             np.asarray(kv[words["a"]], dtype=float),
-                             np.asarray(kv[words["b"]], dtype=float))
 
 
 @dataclass(frozen=True)
@@ -94,10 +54,10 @@ def weat_scores(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, objec
     computable = None if runs is None else set(runs.loc[runs["computable"], "test"])
     out = {}
     for name, test in tests.items():
-        words = target_sets(first, test)
+        words = weat.used_words(first.key_to_index, test.sets())
         if words is None or (computable is not None and name not in computable):
             continue
-        scores = {m: np.vstack([associations(kvs[(m, s)], words) for s in seeds])
+        scores = {m: np.vstack([weat.word_associations(kvs[(m, s)], words) for s in seeds])
                   for m in methods}
         out[name] = WordScores(name, words, seeds, scores)
         if runs is not None:
@@ -116,7 +76,7 @@ def check_against(runs: pd.DataFrame, ts: WordScores, ddof: int) -> None:
             row = runs[(runs["test"] == ts.test) & (runs["method"] == method)
                        & (runs["seed"] == seed)]
             want = row["effect_size"].item() if len(row) == 1 else math.nan
-            got = float(effect_sizes(s[k], ts.n_x, ddof))
+            got = float(weat.effect_sizes(s[k], ts.n_x, ddof))
             if not math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9):
                 raise ValueError(f"{ts.test} ({method}, seed {seed}): effect size {got:.6f} "
                                  f"from the words {ts.words}, WEAT reports {want}: the word "

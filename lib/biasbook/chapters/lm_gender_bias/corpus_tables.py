@@ -116,7 +116,7 @@ def train_table(long: pd.DataFrame) -> pd.DataFrame:
             row[f"{label} [95% CI over words]"] = reporting.interval_text(
                 r[stat], r[f"{stat} ci_low"], r[f"{stat} ci_high"], missing="")
             paper = r[f"paper {stat}"]
-            row[f"paper {label}"] = "" if uncertainty.is_missing(paper) else f"{paper:.2f}"
+            row[f"paper {label}"] = "" if pd.isna(paper) else f"{paper:.2f}"
         checks = {r["mu vs paper"], r["sigma vs paper"]} - {""}
         if len(checks) == 1 and next(iter(checks)).startswith("not comparable"):
             row["paper in our interval?"] = checks.pop()

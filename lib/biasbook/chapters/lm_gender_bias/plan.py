@@ -110,14 +110,6 @@ def _sweep(name: str, p: dict) -> list[plan.Work]:
 
 # ------------------------------------------------------------------------------------ cap
 
-def _at_most(value, limit: int):
-    """``value`` bounded by ``limit`` (``None``, all, becomes ``limit``; 0 stays 0), per corpus
-    where ``value`` is a mapping."""
-    if isinstance(value, dict):
-        return {k: _at_most(v, limit) for k, v in value.items()}
-    return limit if value is None else min(value, limit)
-
-
 def _ends(values, n: int):
     """The first ``n - 1`` and the last of a list (lambda = 0 and the largest lambda stay), per
     corpus where ``values`` is a mapping."""
@@ -151,19 +143,19 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     for stem, p in params.items():
         p = dict(p)
         if "max_tokens" in p:
-            p.update(max_tokens=_at_most(p["max_tokens"], 10_000 * n),
-                     un_speeches=_at_most(p["un_speeches"], 5 * n), windows=p["windows"][:n])
+            p.update(max_tokens=plan.at_most(p["max_tokens"], 10_000 * n),
+                     un_speeches=plan.at_most(p["un_speeches"], 5 * n), windows=p["windows"][:n])
         if "lambdas" in p:
             lstm = p["lstm"]
             p.update(
                 lambdas=_ends(p["lambdas"], n), seeds=_first(p["seeds"], n),
-                train_tokens=_at_most(p["train_tokens"], 10_000 * n),
-                valid_tokens=_at_most(p["valid_tokens"], 2_000 * n),
-                un_train_speeches=_at_most(p["un_train_speeches"], 4 * n),
-                un_valid_speeches=_at_most(p["un_valid_speeches"], n),
-                vocab_size=_at_most(p["vocab_size"], 1_000 * n),
-                warmup_tokens=_at_most(p["warmup_tokens"], 5_000 * n),
-                sweep_tokens=_at_most(p["sweep_tokens"], 5_000 * n),
+                train_tokens=plan.at_most(p["train_tokens"], 10_000 * n),
+                valid_tokens=plan.at_most(p["valid_tokens"], 2_000 * n),
+                un_train_speeches=plan.at_most(p["un_train_speeches"], 4 * n),
+                un_valid_speeches=plan.at_most(p["un_valid_speeches"], n),
+                vocab_size=plan.at_most(p["vocab_size"], 1_000 * n),
+                warmup_tokens=plan.at_most(p["warmup_tokens"], 5_000 * n),
+                sweep_tokens=plan.at_most(p["sweep_tokens"], 5_000 * n),
                 lstm={**lstm, "hidden": min(lstm["hidden"], 8 * n),
                       "emb": min(lstm["emb"], 8 * n), "bptt": min(lstm["bptt"], 10 * n),
                       "batch": min(lstm["batch"], 10 * n)},

@@ -235,9 +235,9 @@ def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
         digits = TABLE_STATS[r["stat"]]
         row[f"{r['label']} mean [95% CI]"] = reporting.interval_text(
             r["mean"], r["ci_low"], r["ci_high"], digits=digits, missing="")
-        row[f"{r['label']} sd"] = "" if uncertainty.is_missing(r["sd"]) else \
+        row[f"{r['label']} sd"] = "" if pd.isna(r["sd"]) else \
             f"{r['sd']:.{digits}f}"
-        if not uncertainty.is_missing(r["paper"]):
+        if not pd.isna(r["paper"]):
             paper = papers.setdefault((corpus(r["corpus"]).label, r["λ"]), {})
             paper[f"paper {r['label']}"] = f"{r['paper']:.{digits if digits == 1 else 2}f}"
             paper["vs paper"] = r["vs paper"]
@@ -391,7 +391,7 @@ def _paper_row(paper: dict, ours: pd.DataFrame, name: str, lam, counting: str,
         found = []
         for stat, sym in STATS:
             value = paper.get(f"{ctx}_{stat}")
-            if uncertainty.is_missing(value):
+            if pd.isna(value):
                 continue
             row[f"{ctx} {sym}"] = f"{value:.2f}"
             if not reason and ctx in ours.index:
@@ -403,7 +403,7 @@ def _paper_row(paper: dict, ours: pd.DataFrame, name: str, lam, counting: str,
     else:
         row["paper in our interval?"] = next(iter(checks.values())).replace(
             "not comparable (", "not comparable: ").rstrip(")")
-    row["ppl"] = f"{paper['ppl']:.2f}" if not uncertainty.is_missing(paper.get("ppl")) else ""
+    row["ppl"] = f"{paper['ppl']:.2f}" if not pd.isna(paper.get("ppl")) else ""
     return row
 
 

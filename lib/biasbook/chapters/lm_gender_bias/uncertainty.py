@@ -35,7 +35,6 @@ by the statistic when a frame holds several (``mu ci_low``, ``sigma ci_low``, ..
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -283,10 +282,7 @@ def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFr
             family.append({"corpus": name, "λ": float(lam), "versus": 0.0, "seeds": len(delta),
                            "value": float(delta.mean()) if len(delta) else np.nan,
                            **columns(spread), "p_value": p})
-        p = np.array([r["p_value"] for r in family])
-        adjusted = np.full(len(family), np.nan)
-        if np.isfinite(p).any():
-            adjusted[np.isfinite(p)] = stats.holm(p[np.isfinite(p)])
+        adjusted = stats.holm_tested([r["p_value"] for r in family])
         for row, p_holm in zip(family, adjusted, strict=True):
             row.update(p_holm=p_holm, holds=bool(p_holm <= alpha))
             row["verdict"] = _verdict(row, alpha)
@@ -298,7 +294,7 @@ def lambda_effects(per_seed: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFr
 def _verdict(row: dict, alpha: float) -> str:
     if row["seeds"] < 2:
         return "not testable: one training seed"
-    if is_missing(row["p_value"]):
+    if pd.isna(row["p_value"]):
         return "not testable: no spread over seeds"
     if row["holds"]:
         way = "lowers" if row["value"] < 0 else "raises"
@@ -322,11 +318,3 @@ def effect_sentences(effects: pd.DataFrame, labels: Mapping[str, str] | None = N
         lines.append(f"- {labels.get(r['corpus'], r['corpus'])}, λ = {r['λ']:g}: Δμ = {ci} "
                      f"over {r['seeds']} seed(s): {r['verdict']}")
     return "\n".join(lines)
-
-
-def is_missing(x) -> bool:
-    """``None`` or NaN: no number.
-
-    Used in: lm-gender-bias/01, lm-gender-bias/02.
-    """
-    return x is None or (isinstance(x, float | int | np.floating) and math.isnan(x))

@@ -40,7 +40,6 @@ import pandas as pd
 from biasbook import validate
 
 BLOCKS = ("unreversed", "reversed")
-KEYS = ("e", "i")  # left and right hand, as in the standard IAT
 
 
 def trials(female_topic: Sequence[str], male_topic: Sequence[str], *, female: Sequence[str],

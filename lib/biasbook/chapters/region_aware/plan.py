@@ -107,10 +107,6 @@ def _personas(p: dict, pairs_params: dict | None) -> list[plan.Work]:
 
 # ------------------------------------------------------------------------------------ cap
 
-def _at_most(value: int | None, limit: int) -> int:
-    return limit if value is None else min(value, limit)
-
-
 def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     """Every loop bounded by ``n`` (only where the profile sets the key): ``100 n`` documents per
     region (02, 03 and 05), ``n``
@@ -125,12 +121,12 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     for stem, p in params.items():
         p = dict(p)
         if "countries_per_region" in p:
-            p["countries_per_region"] = _at_most(p["countries_per_region"], n)
+            p["countries_per_region"] = plan.at_most(p["countries_per_region"], n)
         for key in ("docs_per_region", "eval_docs_per_region"):
             if key in p:
-                p[key] = _at_most(p[key], 100 * n)
+                p[key] = plan.at_most(p[key], 100 * n)
         if "eval_countries_per_region" in p:
-            p["eval_countries_per_region"] = _at_most(p["eval_countries_per_region"], n)
+            p["eval_countries_per_region"] = plan.at_most(p["eval_countries_per_region"], n)
         for key in ("word2vec", "fasttext"):
             if key in p:
                 p[key] = {**p[key], "epochs": min(p[key]["epochs"], n)}
@@ -143,7 +139,7 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
             given = p["topic_settings"]
             limits = {"docs_per_region": 100 * n, "min_topic_size": 5 * n, "label_top": n,
                       "label_tokens": 8 * n}  # only keys the profile sets (check_types)
-            p["topic_settings"] = {**given, **{k: _at_most(given[k], v)
+            p["topic_settings"] = {**given, **{k: plan.at_most(given[k], v)
                                                for k, v in limits.items() if k in given}}
         if "pair_settings" in p:
             p["pair_settings"] = {**p["pair_settings"],

@@ -44,17 +44,13 @@ Every interval is 95% (:data:`LEVEL`). A family of comparisons (a notebook's reg
 Holm's correction (:func:`holm_family`); a difference **holds** only when its corrected p is at
 most 0.05 *and* its interval excludes 0, and the verdict is computed, never typed.
 
->>> s = np.array([0.3, 0.1, -0.1, -0.2])       # X = the first two words, Y = the rest
->>> round(float(effect_sizes(s, 2)), 4)        # (0.2 - (-0.15)) / 0.2217 (sample sd)
-1.5785
-
 Tables print a number with its interval as :func:`biasbook.reporting.interval_text` does.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from itertools import combinations
 
 import numpy as np
@@ -135,47 +131,6 @@ def _check(got: float, want: float, where: str) -> None:
 
 # --- WEAT over target words ----------------------------------------------------------------------
 
-def effect_sizes(scores: np.ndarray, n_x: int, ddof: int = 1) -> np.ndarray:
-    """WEAT's effect size along the last axis of per-word associations: the first ``n_x`` are the
-    X words, the rest the Y words, the spread is over all of them (``ddof=1``: Caliskan's).
-
-    Used in: region-aware/02, region-aware/05.
-    """
-    s = np.asarray(scores, dtype=float)
-    return (s[..., :n_x].mean(axis=-1) - s[..., n_x:].mean(axis=-1)) / s.std(axis=-1, ddof=ddof)
-
-
-def weat_words(vocabulary, sets: Mapping[str, Sequence[str]], *, min_coverage: float = 0.5
-               ) -> dict[str, list[str]] | None:
-    """The words of X, Y, A and B that :func:`biasbook.metrics.weat.weat` uses when the vectors
-    have ``vocabulary``: those present, the longer of X and Y cut to the shorter one's size by
-    dropping its last words; ``None`` where WEAT reports the test as not computable (a set below
-    ``min_coverage``, or a word in both X and Y).
-
-    Used in: region-aware/02, region-aware/05.
-
-    >>> weat_words({"a", "b", "c", "p", "q"}, {"x": ["a", "b"], "y": ["c", "d"],
-    ...                                        "a": ["p"], "b": ["q"]})
-    {'x': ['a'], 'y': ['c'], 'a': ['p'], 'b': ['q']}
-    """
-    found = {s: [w for w in sets[s] if w in vocabulary] for s in weat.SETS}
-    if any(not found[s] or len(found[s]) < min_coverage * len(sets[s]) for s in weat.SETS):
-        return None
-    if set(sets["x"]) & set(sets["y"]):
-        return None
-    size = min(len(found["x"]), len(found["y"]))
-    return {**found, "x": found["x"][:size], "y": found["y"][:size]}
-
-
-def associations(kv, words: Mapping[str, list[str]]) -> np.ndarray:
-    """s(w, A, B) of the X words, then the Y words, as WEAT computes them (float64).
-
-    Used in: region-aware/02, region-aware/05.
-    """
-    vec = {s: np.asarray(kv[words[s]], dtype=np.float64) for s in weat.SETS}
-    return weat.associations(np.vstack([vec["x"], vec["y"]]), vec["a"], vec["b"])
-
-
 def word_interval(statistic: Callable, n_x: int, n_y: int, *, level: float = LEVEL,
                   method: str = "BCa", n_resamples: int = 1999, seed: int = 0,
                   unit: str = "target words") -> stats.Interval:
@@ -209,8 +164,8 @@ def effect_interval(assoc: np.ndarray, n_x: int, *, ddof: int = 1, level: float 
     Used in: region-aware/02, region-aware/05.
     """
     assoc = np.asarray(assoc, dtype=float)
-    return word_interval(lambda idx: effect_sizes(assoc[idx], n_x, ddof), n_x, len(assoc) - n_x,
-                         level=level, n_resamples=n_resamples, seed=seed)
+    return word_interval(lambda idx: weat.effect_sizes(assoc[idx], n_x, ddof), n_x,
+                         len(assoc) - n_x, level=level, n_resamples=n_resamples, seed=seed)
 
 
 def weat_difference(first: np.ndarray, second: np.ndarray, n_x: int, *, ddof: int = 1,
@@ -229,7 +184,7 @@ def weat_difference(first: np.ndarray, second: np.ndarray, n_x: int, *, ddof: in
 
     def diff(a, b, axis=-1):
         a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
-        return effect_sizes(both[a], n_x, ddof) - effect_sizes(both[b], n_x, ddof)
+        return weat.effect_sizes(both[a], n_x, ddof) - weat.effect_sizes(both[b], n_x, ddof)
 
     ci = word_interval(lambda idx: diff(idx, idx + n), n_x, n - n_x, level=level,
                        n_resamples=n_resamples, seed=seed)
@@ -257,10 +212,10 @@ def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFr
     rows = []
     for r in table[table["computable"].astype(bool)].itertuples():
         kv = vectors[r.domain][r.region]
-        words = weat_words(kv.key_to_index, _sets(tests[r.test]))
-        assoc = associations(kv, words)
+        words = weat.used_words(kv.key_to_index, _sets(tests[r.test]))
+        assoc = weat.word_associations(kv, words)
         n_x = len(words["x"])
-        _check(float(effect_sizes(assoc, n_x, ddof)), r.effect_size,
+        _check(float(weat.effect_sizes(assoc, n_x, ddof)), r.effect_size,
                f"{r.test} on {r.domain}/{r.region}")
         ci = effect_interval(assoc, n_x, ddof=ddof, level=level, n_resamples=n_resamples,
                              seed=seed)
@@ -294,7 +249,8 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
         cells = list(zip(part["domain"], part["region"], strict=True))
         for (da, ra), (db, rb) in combinations(cells, 2):
             kv_a, kv_b = vectors[da][ra], vectors[db][rb]
-            words = weat_words(set(kv_a.key_to_index) & set(kv_b.key_to_index), _sets(tests[test]))
+            shared = set(kv_a.key_to_index) & set(kv_b.key_to_index)
+            words = weat.used_words(shared, _sets(tests[test]))
             if words is None:
                 rows.append({"test": test, "group": f"{da} / {ra}", "versus": f"{db} / {rb}",
                              **_row(None, np.nan), "p_value": np.nan,
@@ -302,8 +258,9 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
                                        "vocabularies (WEAT's 50% rule)"})
                 continue
             n_x = len(words["x"])
-            ci, p, exact = weat_difference(associations(kv_a, words), associations(kv_b, words),
-                                           n_x, ddof=ddof, level=level, n_resamples=n_resamples,
+            ci, p, exact = weat_difference(weat.word_associations(kv_a, words),
+                                           weat.word_associations(kv_b, words), n_x, ddof=ddof,
+                                           level=level, n_resamples=n_resamples,
                                            n_permutations=n_permutations, seed=seed)
             rows.append({"test": test, "group": f"{da} / {ra}", "versus": f"{db} / {rb}",
                          **ci.row(), "words": 2 * n_x, "p_value": p, "exact": exact,
@@ -358,12 +315,8 @@ def holm_family(frame: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
     if out.empty:
         return out.assign(p_holm=pd.Series(dtype=float), holds=pd.Series(dtype=bool),
                           verdict=pd.Series(dtype=object))
-    p = out["p_value"].to_numpy(dtype=float)
-    tested = np.isfinite(p)
-    adjusted = np.full(p.shape, np.nan)
-    if tested.any():
-        adjusted[tested] = stats.holm(p[tested])
-    out["p_holm"] = adjusted
+    out["p_holm"] = stats.holm_tested(out["p_value"])
+    tested = out["p_holm"].notna()
     significant = out["p_holm"] <= alpha
     excludes = (out["ci_low"] > 0) | (out["ci_high"] < 0)
     out["holds"] = significant & excludes

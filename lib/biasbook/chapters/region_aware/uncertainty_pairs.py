@@ -20,13 +20,11 @@ from biasbook.chapters.region_aware.uncertainty import (
     _check,
     _or_none,
     _row,
-    associations,
     effect_interval,
-    effect_sizes,
     table4_comparability,
-    weat_words,
 )
 from biasbook.embeddings.vectors import oov_report
+from biasbook.metrics import weat
 
 # --- over topic pairs (notebook 05) ---------------------------------------------------------------
 
@@ -67,10 +65,10 @@ def pair_scores(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, object]]
                                                                     names=names), roles)
         kv = vectors[r.domain][r.region]
         report = oov_report(kv, test.sets(), subword=oov == "subword")  # as WEAT looked them up
-        words = weat_words(report.key, test.sets())
-        assoc = associations(kv, words)
+        words = weat.used_words(report.key, test.sets())
+        assoc = weat.word_associations(kv, words)
         n_x = len(words["x"])
-        _check(float(effect_sizes(assoc, n_x, ddof)), r.effect_size,
+        _check(float(weat.effect_sizes(assoc, n_x, ddof)), r.effect_size,
                f"{r.region} P{r.rank} on {r.domain}")
         out[(r.domain, r.region, r.rank)] = PairScores(tuple(words["x"] + words["y"]), n_x, assoc)
     return out
@@ -175,7 +173,7 @@ def pairs_and_words_mean(chosen: Sequence[PairScores], ddof: int = 1) -> Callabl
         words = np.concatenate([np.asarray(ix, dtype=np.intp),
                                 np.asarray(iy, dtype=np.intp) + n_x], axis=-1)
         picked = table[np.asarray(ip, dtype=np.intp)[..., :, None], words[..., None, :]]
-        return effect_sizes(picked, n_x, ddof).mean(axis=-1)
+        return weat.effect_sizes(picked, n_x, ddof).mean(axis=-1)
 
     return statistic
 
@@ -240,11 +238,7 @@ def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
         rows.append(row)
     out = pd.DataFrame(rows, columns=["domain", "pairs", "chance", *COLUMNS, "p_value",
                                       *(f"pearson {c}" for c in [*COLUMNS, "p_value"])])
-    p = np.concatenate([out["p_value"], out["pearson p_value"]]).astype(float)
-    tested = np.isfinite(p)
-    adjusted = np.full(p.shape, np.nan)
-    if tested.any():
-        adjusted[tested] = stats.holm(p[tested])
+    adjusted = stats.holm_tested(np.concatenate([out["p_value"], out["pearson p_value"]]))
     out["p_holm"], out["pearson p_holm"] = adjusted[:len(out)], adjusted[len(out):]
     for prefix, level_, words in (("", out["chance"], ("above chance", "below chance")),
                                   ("pearson ", 0.0, ("positive", "negative"))):

@@ -17,7 +17,7 @@ where their metrics meet.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -25,8 +25,8 @@ import pandas as pd
 import scipy.stats as sps
 
 from biasbook import stats
+from biasbook.metrics import weat
 
-from . import probe as probe_lib
 from .measure import Spec
 from .model_metrics import (
     METRICS,
@@ -107,13 +107,9 @@ def item_replicates(measured_models: Sequence[Measured], spec: Spec, *, n_replic
             out["CB (en)"][r, j] = cells[j][pick].mean()
             s = assoc[j][0]
             with np.errstate(divide="ignore", invalid="ignore"):
-                out["probe d"][r, j] = probe_lib._d(s[xs], s[ys])
+                out["probe d"][r, j] = weat.two_sample_effect_sizes(s[xs], s[ys])
             out["generated-text μ"][r, j] = mus[j](situations)
     return out
-
-
-def _pairs(names: Sequence[str]) -> Iterator[tuple[str, str]]:
-    return combinations(names, 2)
 
 
 def agreement(values: pd.DataFrame, replicates: Mapping[str, np.ndarray] | None = None, *,
@@ -127,7 +123,7 @@ def agreement(values: pd.DataFrame, replicates: Mapping[str, np.ndarray] | None 
     Used in: book/trust.
     """
     rows = []
-    for a, b in _pairs(list(values.columns)):
+    for a, b in combinations(values.columns, 2):
         both = values[[a, b]].dropna()
         row = {"a": a, "b": b, "models": len(both)}
         if len(both) < 3:

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from biasbook import stats
+from biasbook.metrics import weat
 from biasbook.models import LanguageModel
 from biasbook.scoring import slot_probabilities
 
@@ -87,12 +88,6 @@ def associations(logp: ArrayLike, n_a: int) -> NDArray[np.float64]:
     return logp[:n_a].mean(axis=0) - logp[n_a:].mean(axis=0)
 
 
-def _d(sx: NDArray, sy: NDArray, axis: int = -1) -> NDArray:
-    """WEAT's effect size of two association samples (sample sd of both together)."""
-    both = np.concatenate([sx, sy], axis=axis)
-    return (sx.mean(axis=axis) - sy.mean(axis=axis)) / both.std(axis=axis, ddof=1)
-
-
 def effect_size(s: ArrayLike, n_x: int) -> float:
     """WEAT's effect size of associations ``s``, the first ``n_x`` of which are ``X``.
 
@@ -103,7 +98,7 @@ def effect_size(s: ArrayLike, n_x: int) -> float:
         raise ValueError(f"need targets on both sides of n_x={n_x}, got {s.size}")
     if not np.std(s) > 1e-12:
         raise ValueError("every target has the same association: the effect size is 0/0")
-    return float(_d(s[:n_x], s[n_x:]))
+    return float(weat.effect_sizes(s, n_x))
 
 
 def effect_interval(s: ArrayLike, n_x: int, *, level: float = 0.95, n_resamples: int = 1999,
@@ -115,7 +110,7 @@ def effect_interval(s: ArrayLike, n_x: int, *, level: float = 0.95, n_resamples:
     Used in: book/trust.
     """
     s = np.asarray(s, dtype=np.float64)
-    ci = stats.interval((s[:n_x], s[n_x:]), _d, paired=False, level=level,
+    ci = stats.interval((s[:n_x], s[n_x:]), weat.two_sample_effect_sizes, paired=False, level=level,
                         method="percentile", n_resamples=n_resamples, seed=seed,
                         unit="target words")
     return stats.Interval(effect_size(s, n_x), ci.low, ci.high, ci.level, ci.method,
