@@ -15,6 +15,8 @@ nothing imports :mod:`biasbook.chapters` (``tests/test_layout.py`` checks it).
 - :mod:`biasbook.scoring`    sentence log-likelihoods and slot probabilities (the hot path)
 - :mod:`biasbook.profiles`   per-chapter parameters for ``smoke``, ``book``, ``paper``
 - :mod:`biasbook.results`    record a notebook's numbers with provenance, read them back
+- :mod:`biasbook.stats`      error bars: bootstrap intervals, paired tests, seed spread, Holm
+- :mod:`biasbook.reporting`  a number with its interval as tables print it; the paper's number
 - :mod:`biasbook.plotting`   the book's figure style and offline world maps
 - :mod:`biasbook.cli`        ``biasbook run / list / compare``
 - :mod:`biasbook.book_check` checks of the built HTML (equations MathJax cannot typeset)
@@ -31,7 +33,8 @@ nothing imports :mod:`biasbook.chapters` (``tests/test_layout.py`` checks it).
 - :mod:`biasbook.training`    LSTM language model, continual training, text classifiers
 - :mod:`biasbook.metrics`     bias metrics as pure functions on arrays
 
-  - :mod:`~biasbook.metrics.weat`  WEAT statistic, effect size, permutation p-value, test tables
+  - :mod:`~biasbook.metrics.weat`  WEAT statistic, effect size, permutation p-value, test tables;
+    the words a test uses and their associations, for intervals over words
   - :mod:`~biasbook.metrics.ripa`  RIPA per word (pair mean or principal direction)
 - :mod:`biasbook.mitigation`  debiasing methods
 
