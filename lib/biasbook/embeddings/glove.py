@@ -62,6 +62,7 @@ from tqdm.auto import tqdm
 
 from biasbook import store
 from biasbook.embeddings import glove_steps
+from biasbook.text.word_context import canonical_csr
 
 CODE_VERSION = 2  # bump when a change alters trained vectors
 # Saving after every epoch wrote 66 MB per epoch on the book's 41k-word matrices (11 GB and
@@ -284,10 +285,7 @@ def _entries(matrix) -> sparse.coo_matrix:
         matrix = sparse.csr_matrix(np.asarray(matrix, dtype=float))
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"the co-occurrence matrix must be square, got {matrix.shape}")
-    csr = sparse.csr_matrix(matrix, dtype=np.float64)
-    csr.sum_duplicates()
-    csr.eliminate_zeros()
-    csr.sort_indices()
+    csr = canonical_csr(sparse.csr_matrix(matrix, dtype=np.float64))
     if csr.nnz == 0:
         raise ValueError("the co-occurrence matrix has no non-zero entry")
     if not np.all(np.isfinite(csr.data)) or np.any(csr.data < 0):

@@ -71,7 +71,7 @@ class WordContextMatrix:
         rows = np.flatnonzero(keep)
 
         def pick(m):
-            return _canonical_csr(m[rows][:, rows])
+            return canonical_csr(m[rows][:, rows])
 
         return WordContextMatrix(self.vocab[rows], self.counts[rows], pick(self.total),
                                  {k: pick(v) for k, v in self.near.items()}, dict(self.params))
@@ -177,11 +177,11 @@ def word_context_matrix(
         both_sides = [*range(-window, 0), *range(1, window + 1)]
         for name, flag in _near_events(vocab, tokens, sent, window, xs, ys).items():
             seen = pair_sum(np.flatnonzero(flag), both_sides, min(dense_words, 2048))
-            near[name] = _canonical_csr((seen + seen.T) * 0.5)
+            near[name] = canonical_csr((seen + seen.T) * 0.5)
         where = set(vocab.tolist())
         params |= {"markers": [list(xs), list(ys)],
                    "markers_missing": sorted(w for w in (*xs, *ys) if w not in where)}
-    return WordContextMatrix(vocab, counts, _canonical_csr(forward + forward.T), near, params)
+    return WordContextMatrix(vocab, counts, canonical_csr(forward + forward.T), near, params)
 
 
 def _marker_sets(markers: tuple[Iterable[str], Iterable[str]], lowercase: bool
@@ -321,7 +321,9 @@ class _PairSum:
         return block
 
 
-def _canonical_csr(m: sparse.spmatrix) -> sparse.csr_matrix:
+def canonical_csr(m) -> sparse.csr_matrix:
+    """``m`` as CSR in canonical form: duplicates summed, explicit zeros dropped, indices sorted
+    (so equal matrices have equal arrays)."""
     m = sparse.csr_matrix(m)
     m.sum_duplicates()
     m.eliminate_zeros()

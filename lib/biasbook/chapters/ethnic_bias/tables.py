@@ -12,6 +12,7 @@ sensitivity to the added targets and attributes (Table 7), with the paper's numb
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -227,9 +228,8 @@ def jsd_matrix(results: Mapping[str, CBResult], *, averaged: bool = False) -> pd
     """
     names = list(results)
     out = pd.DataFrame(0.0, index=names, columns=names)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            out.loc[a, b] = out.loc[b, a] = mean_jsd(results[a], results[b], averaged=averaged)
+    for a, b in combinations(names, 2):
+        out.loc[a, b] = out.loc[b, a] = mean_jsd(results[a], results[b], averaged=averaged)
     return out
 
 

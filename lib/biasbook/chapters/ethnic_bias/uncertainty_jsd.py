@@ -13,6 +13,7 @@ cells it has (a Chinese pair lacks the templates Chinese lacks).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -59,19 +60,17 @@ def jsd_intervals(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
     for (group, model), per_language in by_model.items():
         base_results = {c: base(r) for c, r in per_language.items()}
         paper = paper_table3(group)
-        names = list(base_results)
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                cells = jsd_cells(base_results[a], base_results[b])["jsd"].to_numpy()
-                value = mean_jsd(base_results[a], base_results[b])
-                theirs = paper.loc[a, b] if a in paper.index and b in paper.index else np.nan
-                row = interval_row(cells, value=value, unit=UNIT, level=level,
-                                   n_resamples=n_resamples, seed=seed)
-                rows.append({"group": group, "model": model, "pair": f"{a}-{b}", **row,
-                             "paper": theirs,
-                             "paper vs ours": reporting.paper_verdict(
-                                 theirs, row["ci_low"], row["ci_high"],
-                                 reason="" if comparable else "another model")})
+        for a, b in combinations(base_results, 2):
+            cells = jsd_cells(base_results[a], base_results[b])["jsd"].to_numpy()
+            value = mean_jsd(base_results[a], base_results[b])
+            theirs = paper.loc[a, b] if a in paper.index and b in paper.index else np.nan
+            row = interval_row(cells, value=value, unit=UNIT, level=level,
+                               n_resamples=n_resamples, seed=seed)
+            rows.append({"group": group, "model": model, "pair": f"{a}-{b}", **row,
+                         "paper": theirs,
+                         "paper vs ours": reporting.paper_verdict(
+                             theirs, row["ci_low"], row["ci_high"],
+                             reason="" if comparable else "another model")})
     return pd.DataFrame(rows, columns=["group", "model", "pair", "value", *UNCERTAINTY, "paper",
                                        "paper vs ours"])
 
@@ -132,8 +131,7 @@ def jsd_spearman(per_language: Mapping[str, CBResult], paper: pd.DataFrame, *,
     from scipy.stats import spearmanr
 
     results = {c: base(r) for c, r in per_language.items() if c in paper.index}
-    names = list(results)
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    pairs = list(combinations(results, 2))
     if len(pairs) < 3:
         return None
     cells = {p: jsd_cells(results[p[0]], results[p[1]]).set_index(["template", "attribute"])
@@ -238,14 +236,12 @@ def reading_cells(results: Mapping[str, CBResult]) -> tuple[list[dict], int]:
     """
     grid: dict[tuple, int] = {}
     pairs = []
-    names = list(results)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            p, q, templates, attributes = common_distributions(results[a], results[b])
-            keys = [(t, x) for t in templates for x in attributes]
-            cells = np.array([grid.setdefault(k, len(grid)) for k in keys])
-            p, q = p.reshape(len(keys), -1), q.reshape(len(keys), -1)
-            pairs.append({"cells": cells, "p": p, "q": q, "jsd": cb.jensen_shannon(p, q)})
+    for a, b in combinations(results, 2):
+        p, q, templates, attributes = common_distributions(results[a], results[b])
+        keys = [(t, x) for t in templates for x in attributes]
+        cells = np.array([grid.setdefault(k, len(grid)) for k in keys])
+        p, q = p.reshape(len(keys), -1), q.reshape(len(keys), -1)
+        pairs.append({"cells": cells, "p": p, "q": q, "jsd": cb.jensen_shannon(p, q)})
     return pairs, len(grid)
 
 

@@ -56,15 +56,9 @@ def gender_terms(*, corrected: bool = False) -> dict[str, list[str]]:
     (52, 'wives', 'husbands')
     """
     data = datafiles.load(CHAPTER, "gender-pairs")
-    reversed_pairs = {tuple(p) for p in data["reversed_in_source"]}
-    male, female = [], []
-    for pair in data["pairs"]:
-        m, f = pair
-        if corrected and tuple(pair) in reversed_pairs:
-            m, f = f, m
-        male.append(m)
-        female.append(f)
-    return {"F": female, "M": male}
+    swapped = {tuple(p) for p in data["reversed_in_source"]} if corrected else set()
+    pairs = [(f, m) if (m, f) in swapped else (m, f) for m, f in data["pairs"]]
+    return {"F": [f for _, f in pairs], "M": [m for m, _ in pairs]}
 
 
 def _pattern(terms: Sequence[str], case_sensitive: bool) -> re.Pattern:
