@@ -14,7 +14,7 @@ import pytest
 import scipy.stats as sps
 import torch
 
-from biasbook import reporting, resources, results
+from biasbook import reporting, resources, results, stats
 from biasbook.chapters.lm_gender_bias import (
     bias,
     corpora,
@@ -678,8 +678,8 @@ def test_beta_statistic_is_bias_regression_on_every_resample():
 def test_pair_statistics_on_fixed_resamples():
     x, y = np.array([0.5, -1.0, 0.2, 1.5, -0.3]), np.array([0.4, -0.8, -0.1, 1.0, 0.2])
     picks = np.array([[0, 1, 2, 3, 4], [1, 1, 3, 0, 2], [4, 3, 3, 1, 0]])
-    for row, r, same in zip(picks, uncertainty.pearson(x[picks], y[picks]),
-                            uncertainty.same_sign(x[picks], y[picks]), strict=True):
+    for row, r, same in zip(picks, stats.pearson(x[picks], y[picks]),
+                            stats.same_sign(x[picks], y[picks]), strict=True):
         assert r == pytest.approx(np.corrcoef(x[row], y[row])[0, 1])
         assert same == pytest.approx(np.mean([(a > 0) == (b > 0) for a, b in zip(
             x[row], y[row], strict=True)]))

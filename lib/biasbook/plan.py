@@ -258,15 +258,13 @@ class Plan:
         unknown = sum(1 for w in self.works if w.engine is None and w.count)
         missing = f" (+{unknown} rows not estimated)" if unknown else ""
         disk = sum(w.cache_bytes for w in self.works)
-        down = (f"download {len(self.downloads)} model(s), {_bytes(self._download_bytes())}"
-                if self.downloads else "no downloads")
+        size = sum(b or 0 for b in self.downloads.values())
+        down = (f"download {len(self.downloads)} model(s), {_bytes(size)}" if self.downloads
+                else "no downloads")
         here = f"{_duration(cpu)} here" if self.rates else "not measured here"
         return (f"plan {self.chapter}/{self.profile}: {counts}; {number(tokens)} tokens; estimated "
                 f"{here}, {_duration(gpu)} on a GPU at an assumed "
                 f"{self.gpu_flops / 1e12:g} TFLOP/s{missing}; caches {_bytes(disk)}; {down}")
-
-    def _download_bytes(self) -> int:
-        return sum(b or 0 for b in self.downloads.values())
 
     def render(self) -> str:
         """The table: one line per row, then the downloads, the rates and the summary."""

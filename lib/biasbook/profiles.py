@@ -44,10 +44,6 @@ class ProfileError(ValueError):
     """An unknown chapter, profile, notebook or parameter."""
 
 
-def profile_file(chapter: str) -> Path:
-    return project_data_dir() / "profiles" / f"{chapter}.yml"
-
-
 def chapters() -> list[str]:
     """Every chapter that has a profile file."""
     return sorted(p.stem for p in (project_data_dir() / "profiles").glob("*.yml"))
@@ -56,7 +52,7 @@ def chapters() -> list[str]:
 @cache
 def chapter_spec(chapter: str) -> dict:
     """The parsed profile file of a chapter, every profile with its ``extends`` chain applied."""
-    path = profile_file(chapter)
+    path = project_data_dir() / "profiles" / f"{chapter}.yml"
     if not path.exists():
         raise ProfileError(f"unknown chapter {chapter!r}; chapters: {', '.join(chapters())}")
     spec = yaml.safe_load(path.read_text())

@@ -171,16 +171,13 @@ def path(name: str, filename: str | None = None, *, download: bool | None = None
 
 
 def _download(url: str, target: Path, name: str) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
+    try:  # atomic: a half-written download is never taken for the real file
+        with store.atomic_file(target) as tmp, urllib.request.urlopen(url, timeout=60) as \
+                response, open(tmp, "wb") as out:
             shutil.copyfileobj(response, out)
     except OSError as err:
-        tmp.unlink(missing_ok=True)
         raise ResourceError(f"resource {name!r}: download of {url} failed ({err}). Are you "
                             "offline? Point BIASBOOK_DATA at the offline mirror instead.") from err
-    tmp.replace(target)  # atomic: a half-written download is never taken for the real file
     return target
 
 

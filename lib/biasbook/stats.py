@@ -335,6 +335,30 @@ def seed_spread(values_by_seed: Mapping[object, float] | Sequence[float], *,
     return SeedSpread(mean, sd, float(x.min()), float(x.max()), n, ci)
 
 
+def same_sign(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Share of items whose two values have the same sign, along ``axis`` (a statistic of two
+    aligned arrays for :func:`interval`).
+
+    >>> float(same_sign(np.array([1.0, -2.0, 3.0]), np.array([0.5, 1.0, 2.0])))
+    0.6666666666666666
+    """
+    return np.mean(np.sign(x) == np.sign(y), axis=axis)
+
+
+def pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Pearson's r along ``axis`` (NaN where one side is constant; a statistic of two aligned
+    arrays for :func:`interval`).
+
+    >>> round(float(pearson(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 7.0]))), 4)
+    0.9934
+    """
+    dx = x - x.mean(axis=axis, keepdims=True)
+    dy = y - y.mean(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (dx * dy).sum(axis=axis) / np.sqrt((dx * dx).sum(axis=axis)
+                                                  * (dy * dy).sum(axis=axis))
+
+
 def holm(pvalues: ArrayLike) -> np.ndarray:
     """Holm's step-down adjusted p-values (monotone in the raw p, capped at 1), in input order.
 

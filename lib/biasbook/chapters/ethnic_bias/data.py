@@ -170,15 +170,6 @@ def _render(text: str, form: tuple[str, str, str], capital: bool) -> Frame:
     return Frame(sentence, start, end)
 
 
-def target_form_name(lang: Language, template_id: int) -> str | None:
-    """The target form template ``template_id`` asks for (None: the bare term).
-
-    Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
-        book/class/ethnic-bias, book/trust.
-    """
-    return _slots(lang.templates[template_id]["text"])["target"]
-
-
 def target_terms(lang: Language, template_id: int, targets: list[str], mode: str = "paper"
                  ) -> list[str]:
     """The strings that fill the target slot of a template, for the targets' English keys.
@@ -190,7 +181,7 @@ def target_terms(lang: Language, template_id: int, targets: list[str], mode: str
     slot (a no-op for their uncased BERTs).
     """
     validate.choice("mode", mode, validate.MODES)
-    name = target_form_name(lang, template_id)
+    name = _slots(lang.templates[template_id]["text"])["target"]  # the target form asked for
     terms = [grammar.target_form(lang.code, lang.targets[t], name, lang.target_forms)
              for t in targets]
     return [t.lower() for t in terms] if mode == "as-coded" else terms

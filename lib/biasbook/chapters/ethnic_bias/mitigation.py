@@ -33,7 +33,7 @@ them against each other and against the paper's numbers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -233,9 +233,9 @@ def variant_model(variant: str, source: LanguageModel, language: str, recipe: Re
         augmented = counterfactual_text(texts, language, targets=targets, seed=recipe.seed,
                                         word_lists=word_lists)
         texts = augmented.texts
-        details.update(mentions_before=int(sum(augmented.before.values())),
-                       rewritten=augmented.changed, spread_before=_spread(augmented.before),
-                       spread_after=augmented.spread)
+        before = augmented.before.values()
+        details.update(mentions_before=int(sum(before)), rewritten=augmented.changed,
+                       spread_before=max(before) - min(before), spread_after=augmented.spread)
     elif variant == "rand":
         W = alignment.random_orthogonal(alignment.hidden_size(source.model), recipe.seed)
     elif variant == "align":
@@ -250,10 +250,6 @@ def variant_model(variant: str, source: LanguageModel, language: str, recipe: Re
                                   progress=progress)
     details["losses"] = [round(x, 4) for x in run.losses]
     return run.lm, details
-
-
-def _spread(counts: Mapping[str, int]) -> int:
-    return max(counts.values()) - min(counts.values())
 
 
 def measure_with_heldout(lm: LanguageModel, language: str, evaluation: Evaluation,

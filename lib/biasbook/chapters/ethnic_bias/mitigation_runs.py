@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import pandas as pd
 
@@ -101,13 +102,7 @@ def run_plan(steps: Sequence[Step], load: Callable[[str], LanguageModel], *, rec
 
     Used in: ethnic-bias/04.
     """
-    loaded: dict[str, LanguageModel] = {}
-
-    def get(name: str) -> LanguageModel:
-        if name not in loaded:
-            loaded[name] = load(name)
-        return loaded[name]
-
+    get = cache(load)  # each model loaded once
     outcomes = []
     for step in steps:
         target = (get(step.target[0]), step.target[1]) if step.target else None

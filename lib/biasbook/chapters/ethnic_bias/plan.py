@@ -134,8 +134,7 @@ def _mitigation(p: dict) -> list[plan.Work]:
 
 def _head_training(row: str, step, variant: str, recipe) -> list[plan.Work]:
     sentences, mean = _texts(step.language, "train")
-    if recipe.train_sentences is not None:
-        sentences = min(sentences, recipe.train_sentences)
+    sentences = plan.at_most(recipe.train_sentences, sentences)
     length = min(recipe.max_length, round(mean) + plan.SPECIAL_TOKENS)
     steps = recipe.epochs * math.ceil(sentences / recipe.batch_size)
     out = [plan.forward("04", row + f"head fine-tuning, {recipe.epochs} epochs", step.source,
@@ -143,8 +142,7 @@ def _head_training(row: str, step, variant: str, recipe) -> list[plan.Work]:
                         note="body frozen: about one forward per token")]
     if variant == "align":
         pairs = len(mitigation.anchor_corpus(step.language, step.target[1]))
-        for n in (recipe.anchor_pairs, recipe.anchor_sentences):
-            pairs = pairs if n is None else min(pairs, n)
+        pairs = plan.at_most(recipe.anchor_sentences, plan.at_most(recipe.anchor_pairs, pairs))
         for model in (step.source, step.target[0]):
             out.append(plan.forward("04", row + "anchor hidden states", model, pairs,
                                     "sentences", tokens=pairs * length))
@@ -153,8 +151,7 @@ def _head_training(row: str, step, variant: str, recipe) -> list[plan.Work]:
 
 def _perplexity(row: str, model: str, language: str, evaluation) -> plan.Work:
     sentences, mean = _texts(language, "heldout")
-    if evaluation.heldout_sentences is not None:
-        sentences = min(sentences, evaluation.heldout_sentences)
+    sentences = plan.at_most(evaluation.heldout_sentences, sentences)
     length = mean + plan.SPECIAL_TOKENS
     size = plan.model_size(model)
     if size is not None and size.kind == "masked":  # pseudo-perplexity: every token masked

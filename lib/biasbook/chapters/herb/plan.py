@@ -174,8 +174,7 @@ def _notebook_04(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
 def _notebook_05(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
     names = _names(p, share=False)
     corpus = len(words) * p["top_k"]
-    if p["corpus_size"] is not None:
-        corpus = min(corpus, p["corpus_size"])
+    corpus = plan.at_most(p["corpus_size"], corpus)
     n, tokens, _ = _sentences(names, words)
     per_sentence = tokens / max(n, 1)
     out = []

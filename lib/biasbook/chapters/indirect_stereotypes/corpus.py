@@ -39,15 +39,11 @@ def documents(corpus: dict) -> list[list[str]]:
         return _text_files(corpus.get("path"), corpus.get("max_sentences"))
     if source != "un+imdb":
         raise ValueError(f"corpus source must be 'un+imdb' or 'umbc', got {source!r}")
-    un_speeches, imdb_reviews = corpus["un_speeches"], corpus["imdb_reviews"]
     seed = corpus.get("seed", 0)
-    docs: list[list[str]] = []
-    if un_speeches != 0:
-        docs += [[sys.intern(t) for t in d]
-                 for d in corpora.un_debate_speeches(un_speeches, seed=seed).values()]
-    if imdb_reviews != 0:
-        docs += [[sys.intern(t) for t in d]
-                 for d in corpora.imdb_reviews(imdb_reviews, seed=seed).values()]
+    readers = ((corpora.un_debate_speeches, corpus["un_speeches"]),
+               (corpora.imdb_reviews, corpus["imdb_reviews"]))
+    docs = [[sys.intern(t) for t in d] for read, n in readers if n != 0
+            for d in read(n, seed=seed).values()]
     if not docs:
         raise ValueError("no documents: un_speeches and imdb_reviews are both 0")
     return docs

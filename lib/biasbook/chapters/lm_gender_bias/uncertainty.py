@@ -87,27 +87,7 @@ def over_words(values: Sequence[float], statistic: str = "mu", *, n_resamples: i
                           n_resamples=n_resamples, seed=seed, unit="words")
 
 
-def same_sign(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Share of items whose two values have the same sign, along ``axis``.
-
-    Used in: lm-gender-bias/01.
-    """
-    return np.mean(np.sign(x) == np.sign(y), axis=axis)
-
-
-def pearson(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Pearson's r along ``axis`` (NaN where one side is constant).
-
-    Used in: lm-gender-bias/01.
-    """
-    dx = x - x.mean(axis=axis, keepdims=True)
-    dy = y - y.mean(axis=axis, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (dx * dy).sum(axis=axis) / np.sqrt((dx * dx).sum(axis=axis)
-                                                  * (dy * dy).sum(axis=axis))
-
-
-PAIR_STATISTICS = {"same sign": same_sign, "pearson r": pearson}
+PAIR_STATISTICS = {"same sign": stats.same_sign, "pearson r": stats.pearson}
 
 
 def over_word_pairs(x: Sequence[float], y: Sequence[float], statistic: str, *,

@@ -91,9 +91,4 @@ def kept(texts: Sequence[str], min_words: int) -> list[str]:
     Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
         region-aware/06.
     """
-    seen, out = set(), []
-    for t in texts:
-        if t and t not in seen and n_words(t) >= min_words:
-            seen.add(t)
-            out.append(t)
-    return out
+    return list(dict.fromkeys(t for t in texts if t and n_words(t) >= min_words))

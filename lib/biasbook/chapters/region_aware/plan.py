@@ -120,21 +120,14 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     out = {}
     for stem, p in params.items():
         p = dict(p)
-        if "countries_per_region" in p:
-            p["countries_per_region"] = plan.at_most(p["countries_per_region"], n)
-        for key in ("docs_per_region", "eval_docs_per_region"):
-            if key in p:
-                p[key] = plan.at_most(p[key], 100 * n)
-        if "eval_countries_per_region" in p:
-            p["eval_countries_per_region"] = plan.at_most(p["eval_countries_per_region"], n)
+        limits = {"countries_per_region": n, "eval_countries_per_region": n,
+                  "docs_per_region": 100 * n, "eval_docs_per_region": 100 * n,
+                  "weat_samples": 100 * n, "interval_resamples": 100 * n,
+                  "permutation_resamples": 100 * n, "keybert_top_n": 5 * n}
+        p.update({k: plan.at_most(p[k], v) for k, v in limits.items() if k in p})
         for key in ("word2vec", "fasttext"):
             if key in p:
                 p[key] = {**p[key], "epochs": min(p[key]["epochs"], n)}
-        for key in ("weat_samples", "interval_resamples", "permutation_resamples"):
-            if key in p:
-                p[key] = min(p[key], 100 * n)
-        if "keybert_top_n" in p:
-            p["keybert_top_n"] = min(p["keybert_top_n"], 5 * n)
         if "topic_settings" in p:
             given = p["topic_settings"]
             limits = {"docs_per_region": 100 * n, "min_topic_size": 5 * n, "label_top": n,

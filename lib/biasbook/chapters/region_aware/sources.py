@@ -31,6 +31,7 @@ domain. :mod:`.corpora` selects and samples the documents from them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -117,20 +118,19 @@ def un_speech_sentences(path: str | Path, *, min_words: int = MIN_WORDS) -> list
     return kept(split_sentences(clean_speech(text)), min_words)
 
 
-def _un_files_by_country(years: tuple[int, int] | None) -> dict[str, list[Path]]:
-    files: dict[str, list[Path]] = {}
+def _un_files(years: tuple[int, int] | None) -> Iterator[tuple[str, int, Path]]:
+    """(country code, year, file) of every UN speech of ``years`` (None = all)."""
     for p in text_corpora.un_debate_files():
-        code, _, year = p.stem.split("_")
+        code, _, year = p.stem.split("_")  # ISO_SS_YYYY
         if years is None or years[0] <= int(year) <= years[1]:
-            files.setdefault(code, []).append(p)
-    return files
+            yield code, int(year), p
 
 
 def _un_country_texts(code: str, min_words: int, years: tuple[int, int] | None) -> list[str]:
     """Every kept sentence of a country's speeches, in speech-id order (repeats are removed
     within a speech, so a country's counts are the sum of its speeches')."""
-    files = _un_files_by_country(years).get(code, [])
-    return [s for p in files for s in un_speech_sentences(p, min_words=min_words)]
+    return [s for c, _, p in _un_files(years) if c == code
+            for s in un_speech_sentences(p, min_words=min_words)]
 
 
 def un_speech_volumes(min_words: int, years: tuple[int, int] | None) -> dict[str, list[int]]:
@@ -141,10 +141,8 @@ def un_speech_volumes(min_words: int, years: tuple[int, int] | None) -> dict[str
         region-aware/06.
     """
     sessions: dict[int, list[Path]] = {}
-    for p in text_corpora.un_debate_files():
-        year = int(p.stem[-4:])  # ISO_SS_YYYY
-        if years is None or years[0] <= year <= years[1]:
-            sessions.setdefault(year, []).append(p)
+    for _, year, p in _un_files(years):
+        sessions.setdefault(year, []).append(p)
     out: dict[str, list[int]] = {}
     for year, files in tqdm(sorted(sessions.items()), desc="UN sessions", unit="session",
                             leave=False):

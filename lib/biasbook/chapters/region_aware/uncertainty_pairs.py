@@ -140,20 +140,17 @@ def pair_set_intervals(results: pd.DataFrame, sets: pd.DataFrame,
         ci = None
         if len(chosen) >= MIN_UNITS:
             statistic = pairs_and_words_mean(chosen, ddof)
-            _check(float(statistic(*(np.arange(n) for n in _sizes(chosen)))), r.mean_effect,
+            c = chosen[0]  # every test of the set has the same target words
+            data = tuple(np.arange(k, dtype=float) for k in (c.n_x, len(c.targets) - c.n_x,
+                                                               len(chosen)))
+            _check(float(statistic(*data)), r.mean_effect,
                    f"mean effect of {r.domain}/{r.region}/{r.pairs}")
-            ci = stats.interval(tuple(np.arange(n, dtype=float) for n in _sizes(chosen)),
-                                statistic, level=level, method="percentile",
+            ci = stats.interval(data, statistic, level=level, method="percentile",
                                 n_resamples=n_resamples, seed=seed, vectorized=True,
                                 paired=False, unit="topic pairs x target words")
         rows.append(_row(ci, r.mean_effect))
     return reporting.with_interval_text(pd.concat([sets.reset_index(drop=True),
                                 pd.DataFrame(rows, columns=COLUMNS)], axis=1))
-
-
-def _sizes(chosen: Sequence[PairScores]) -> tuple[int, int, int]:
-    """(|X|, |Y|, pairs) of a set of tests on the same target words."""
-    return chosen[0].n_x, len(chosen[0].targets) - chosen[0].n_x, len(chosen)
 
 
 def pairs_and_words_mean(chosen: Sequence[PairScores], ddof: int = 1) -> Callable:
@@ -176,16 +173,6 @@ def pairs_and_words_mean(chosen: Sequence[PairScores], ddof: int = 1) -> Callabl
         return weat.effect_sizes(picked, n_x, ddof).mean(axis=-1)
 
     return statistic
-
-
-def _pearson(x, y, axis=-1):
-    x = x - x.mean(axis=axis, keepdims=True)
-    y = y - y.mean(axis=axis, keepdims=True)
-    return (x * y).sum(axis=axis) / np.sqrt((x * x).sum(axis=axis) * (y * y).sum(axis=axis))
-
-
-def _same_sign(x, y, axis=-1):
-    return (np.sign(x) == np.sign(y)).mean(axis=axis)
 
 
 def chance_agreement(ours: np.ndarray, theirs: np.ndarray) -> float:
@@ -223,7 +210,7 @@ def agreement_intervals(results: pd.DataFrame, *, level: float = LEVEL,
     for domain, g in results.dropna(subset=["effect_size", "paper"]).groupby("domain", sort=False):
         ours, theirs = g["effect_size"].to_numpy(float), g["paper"].to_numpy(float)
         row = {"domain": domain, "pairs": len(g), "chance": chance_agreement(ours, theirs)}
-        for prefix, statistic in (("", _same_sign), ("pearson ", _pearson)):
+        for prefix, statistic in (("", stats.same_sign), ("pearson ", stats.pearson)):
             enough = len(g) >= MIN_UNITS
             ci = _or_none(lambda f=statistic, data=(ours, theirs): stats.interval(
                 data, f, level=level, method="percentile", n_resamples=n_resamples,

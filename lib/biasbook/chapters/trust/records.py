@@ -119,12 +119,6 @@ def _plain(value):
     return value
 
 
-def _has_interval(frame: pd.DataFrame) -> pd.Series:
-    if "ci_low" not in frame:
-        return pd.Series(False, index=frame.index)
-    return frame["ci_low"].notna() & frame["ci_high"].notna()
-
-
 def is_test_key(key: str) -> bool:
     """Whether ``key`` is a test's record (``<test>_p_holm`` or ``<test>_holds``).
 
@@ -158,12 +152,12 @@ def interval_summary(records: pd.DataFrame) -> pd.DataFrame:
     """
     columns = ["chapter", "metric", "unit", "units", "method", "level", "numbers",
                "median relative width", "smallest", "largest"]
-    if records.empty:
+    if records.empty or "ci_low" not in records:
         return pd.DataFrame(columns=columns)
     tested = {(c, k[:-len(TEST_SUFFIX)]) for c, k in zip(records["chapter"], records["key"],
                                                          strict=True) if k.endswith(TEST_SUFFIX)}
     rows = []
-    with_ci = records[_has_interval(records)]
+    with_ci = records[records["ci_low"].notna() & records["ci_high"].notna()]
     for (chapter, key), group in with_ci.groupby(["chapter", "key"], sort=True):
         if (chapter, key) in tested or is_test_key(key):
             continue
