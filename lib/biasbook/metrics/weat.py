@@ -228,16 +228,14 @@ def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_ve
             raise ValueError(f"rows {bad[:10].tolist()} of {name} have NaN or infinite values")
     n_x = len(x_vecs)
     assoc = associations(np.vstack([x_vecs, y_vecs]), a_vecs, b_vecs)
-    sx, sy = assoc[:n_x], assoc[n_x:]
     if len(assoc) - ddof < 1:
         raise ValueError(f"{len(assoc)} target words leave no degrees of freedom (ddof={ddof})")
-    spread = float(np.std(assoc, ddof=ddof))
-    if not spread > 1e-12:
+    if not np.std(assoc, ddof=ddof) > 1e-12:
         raise ValueError("every target word has the same association: the effect size is 0/0")
     p, n_perm, exact = permutation_p_value(assoc, n_x, max_exact=max_exact,
                                            n_samples=n_samples, seed=seed, mode=mode)
-    return (float(sx.sum() - sy.sum()), float((sx.mean() - sy.mean()) / spread), p, n_perm,
-            exact)
+    return (float(assoc[:n_x].sum() - assoc[n_x:].sum()),
+            float(effect_sizes(assoc, n_x, ddof)), p, n_perm, exact)
 
 
 def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[str], *,
