@@ -346,7 +346,7 @@ def test_the_topic_bootstrap_statistic_is_the_pipelines_mismatch_rate():
     table = persona_table()
     summary = personas.mismatch_summary(personas.mismatch_rates(table, by=["source", "pairs"]),
                                         by=["source", "pairs"])
-    counts, index = UPe.topic_counts(table)
+    counts = UPe.topic_counts(table)
     assert len(counts) == 6 and counts.shape[1:] == (2, 2)
     # by hand: run 0 has 5 readable personas, 2 mismatched (t1, t4); run 1 has 4, 2 (t2, t5)
     assert math.isclose(UPe.run_mean_ratio(counts)(np.arange(6)), (2 / 5 + 2 / 4) / 2)

@@ -130,21 +130,15 @@ def interval_description(tidy: pd.DataFrame) -> list[str]:
             if pd.notna(r.ci_low) else "" for r in tidy.itertuples()]
 
 
-def headline_keys(chapter: str) -> list[str] | None:
-    """The metric keys a chapter's profile file names as ``headline``, if it names any."""
-    try:
-        return profiles.chapter_spec(chapter).get("headline")
-    except profiles.ProfileError:  # a run of a chapter this checkout no longer has
-        return None
-
-
 def headline(tidy: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`collect` that are their chapter's headline numbers."""
     keep = []
     for chapter, rows in tidy.groupby("chapter", sort=False):
-        keys = headline_keys(chapter)
-        mask = rows["key"].isin(keys) if keys else rows["paper"].notna()
-        keep.append(rows[mask])
+        try:  # the metric keys the chapter's profile file names as ``headline``, if any
+            keys = profiles.chapter_spec(chapter).get("headline")
+        except profiles.ProfileError:  # a run of a chapter this checkout no longer has
+            keys = None
+        keep.append(rows[rows["key"].isin(keys) if keys else rows["paper"].notna()])
     return pd.concat(keep).sort_index() if keep else tidy.iloc[:0]
 
 

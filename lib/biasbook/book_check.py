@@ -2,7 +2,7 @@
 
 MathJax typesets the book's equations in the reader's browser, so an equation MathJax cannot
 typeset (``\\tag`` inside a ``split``, two ``\\tag`` in one display, a missing brace) builds without
-a warning and shows up as a red error on the page. :func:`math_errors` runs every equation of
+a warning and shows up as a red error on the page. :func:`tex_errors` runs every equation of
 every built page through the book's own MathJax copy, in Node.js, exactly as the browser would,
 and :func:`stray_math` finds math delimiters left in plain text (math that never reached MathJax).
 :func:`raw_tex` finds what is left of math that Markdown split before MathJax saw it: a formula
@@ -195,10 +195,9 @@ def chromium() -> str:
 
 def rendered_dom(page: Path, budget_ms: int = 15000) -> str:
     """The page's DOM once its scripts (MathJax) ran, from headless Chromium."""
-    out = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--virtual-time-budget={budget_ms}",
-                          "--dump-dom", page.resolve().as_uri()],
-                         capture_output=True, text=True, timeout=120, check=True)
-    return out.stdout
+    return subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--virtual-time-budget={budget_ms}",
+                           "--dump-dom", page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120, check=True).stdout
 
 
 def screenshot(page: Path, target: Path, size: str = "1280,1600") -> Path:
@@ -241,16 +240,12 @@ def browser_problems(page: Path, html_dir: Path, draws_figures: bool = False) ->
         if "traceback" in " ".join(output.get("class", [])) or "Traceback (most recent" in text:
             problems.append(Problem(name, "error output", " ".join(text.split())[:160]))
             break
-    for img in soup.select("img[src]"):
-        src = img["src"].split("#")[0].split("?")[0]
-        if not src.startswith(("data:", "http:", "https:")) and _missing(page, src):
-            problems.append(Problem(name, "missing image", src))
-    for link in soup.select("a[href]"):
-        href = link["href"]
-        if href.startswith(("http:", "https:", "mailto:", "#", "javascript:")):
-            continue
-        if _missing(page, href):
-            problems.append(Problem(name, "broken link", href))
+    sources = [img["src"].split("#")[0].split("?")[0] for img in soup.select("img[src]")]
+    problems += [Problem(name, "missing image", src) for src in sources
+                 if not src.startswith(("data:", "http:", "https:")) and _missing(page, src)]
+    external = ("http:", "https:", "mailto:", "#", "javascript:")
+    problems += [Problem(name, "broken link", link["href"]) for link in soup.select("a[href]")
+                 if not link["href"].startswith(external) and _missing(page, link["href"])]
     skipped = f"mjx-container, script, style, pre, code, textarea, {_DATA_TABLES}"
     for container in soup.select(skipped):
         container.decompose()
@@ -266,9 +261,8 @@ def check_browser(html_dir: str | Path, screenshots: str | Path | None = None) -
     """:func:`browser_problems` of every page, and a screenshot of every chapter's first page."""
     html_dir = Path(html_dir)
     problems = []
-    pages = sorted(p for p in html_dir.rglob("*.html")
-                   if "_static" not in p.parts and p.name not in ("genindex.html", "search.html"))
-    for page in pages:
+    for page in sorted(p for p in html_dir.rglob("*.html") if "_static" not in p.parts
+                       and p.name not in ("genindex.html", "search.html")):
         source = PROJECT_ROOT / page.relative_to(html_dir).with_suffix(".ipynb")
         draws = source.exists() and bool(PLOT_CALLS.search(source.read_text(encoding="utf-8")))
         problems += browser_problems(page, html_dir, draws_figures=draws)

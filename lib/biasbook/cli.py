@@ -22,6 +22,7 @@ offline on tiny models (``tests/test_paper_wiring.py``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import sys
@@ -84,9 +85,8 @@ def check_types(chapter: str, notebook: str, given: dict, *, loadable: bool = Tr
     for key, value in given.items():
         examples = [profiles.notebook_params(chapter, p, notebook).get(key)
                     for p in profiles.PROFILES]
-        value, found = _checked(f"{key!r} of {chapter}/{notebook}", key, value, examples,
-                                loadable)
-        checked[key] = value
+        checked[key], found = _checked(f"{key!r} of {chapter}/{notebook}", key, value, examples,
+                                       loadable)
         problems += found
     if problems:
         raise CLIError("\n".join(f"parameter {p}" for p in problems))
@@ -96,11 +96,11 @@ def check_types(chapter: str, notebook: str, given: dict, *, loadable: bool = Tr
 def _checked(where: str, key: str, value, examples: list, loadable: bool = True
              ) -> tuple[object, list[str]]:
     """(``value``, with a scalar made a list where the profiles have lists; its problems)."""
-    kinds = {_kind(v) for v in examples if v is not None}
-    for v in examples:  # a per-corpus mapping {corpus: value} also admits a plain value
-        if isinstance(v, dict):
-            kinds |= {_kind(x) for x in v.values() if x is not None}
-    items = {_kind(x) for v in examples if isinstance(v, list) for x in v}
+    present = [v for v in examples if v is not None]
+    # a per-corpus mapping {corpus: value} also admits a plain value
+    inner = [x for v in present if isinstance(v, dict) for x in v.values() if x is not None]
+    kinds = {_kind(v) for v in present + inner}
+    items = {_kind(x) for v in present if isinstance(v, list) for x in v}
     if kinds == {"list"} and not isinstance(value, list) and _kind(value) in items:
         value = [value]
     if value is None:
@@ -109,8 +109,7 @@ def _checked(where: str, key: str, value, examples: list, loadable: bool = True
         return value, [f"{where} takes {' or '.join(sorted(kinds))}, got {value!r}"]
     if value == []:
         return value, [f"{where} is an empty list"]
-    counts = [v for v in examples if v is not None]
-    if (counts and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in counts)
+    if (present and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in present)
             and isinstance(value, int) and value < 1):
         return value, [f"{where} must be 1 or more (every profile has a count), got {value}"]
     if isinstance(value, dict):
@@ -162,13 +161,13 @@ def prepare(chapter: str, profile: str, params: dict | None = None, *,
                                           **{k: given[stem].get(k) for k in declared})
     final = plan.capped(chapter, resolved, cap) if cap is not None else resolved
     if stand_ins:
-        named = {s for p in final.values() for s in _strings(p)}
+        named: set[str] = set()
+        final = {stem: {k: _stand_in(v, stand_ins, named) for k, v in p.items()}
+                 for stem, p in final.items()}
         unused = [hub for hub in stand_ins if hub not in named]
         if unused:
             raise CLIError(f"no parameter of chapter {chapter!r} (profile {profile}) names "
                            f"{', '.join(unused)}: check the stand-in's hub id")
-        final = {stem: {k: _stand_in(v, stand_ins) for k, v in p.items()}
-                 for stem, p in final.items()}
     injected = {}
     for stem, p in final.items():
         changed = {k: v for k, v in p.items() if k != "profile" and v != resolved[stem][k]}
@@ -177,24 +176,18 @@ def prepare(chapter: str, profile: str, params: dict | None = None, *,
     return final, injected
 
 
-def _stand_in(value, stand_ins: dict[str, str]):
+def _stand_in(value, stand_ins: dict[str, str], named: set[str]):
     """``value`` with every string that is a key of ``stand_ins`` replaced, inside lists and
-    mapping values."""
+    mapping values; each string replaced is added to ``named``."""
     if isinstance(value, str):
+        if value in stand_ins:
+            named.add(value)
         return stand_ins.get(value, value)
     if isinstance(value, list):
-        return [_stand_in(v, stand_ins) for v in value]
+        return [_stand_in(v, stand_ins, named) for v in value]
     if isinstance(value, dict):
-        return {k: _stand_in(v, stand_ins) for k, v in value.items()}
+        return {k: _stand_in(v, stand_ins, named) for k, v in value.items()}
     return value
-
-
-def _strings(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
 
 
 def parse_stand_ins(pairs: list[str]) -> dict[str, str]:
@@ -271,11 +264,9 @@ def new_run_dir(runs_dir: Path, chapter: str) -> Path:
     runs_dir.mkdir(parents=True, exist_ok=True)
     for n in range(1, 1000):
         run_dir = runs_dir / (stem if n == 1 else f"{stem}-{n}")
-        try:
+        with contextlib.suppress(FileExistsError):  # taken: the next suffix
             run_dir.mkdir()
             return run_dir
-        except FileExistsError:
-            continue
     raise CLIError(f"more than 999 runs of {chapter} started in one second under {runs_dir}")
 
 
@@ -363,9 +354,8 @@ def _cmd_class(args) -> None:
     numbers = atlas.latest(atlas.headline(atlas.collect(runs_dir)))
     print("\nWhat every student should see (smoke profile; the book's profile shows more):")
     for chapter, seconds in timings.items():
-        rows = numbers[numbers["chapter"] == chapter]
         print(f"\n{profiles.chapter_spec(chapter)['title']} ({seconds:.0f} s)")
-        for row in rows.itertuples():
+        for row in numbers[numbers["chapter"] == chapter].itertuples():
             where = f" [{row.labels}]" if row.labels else ""
             print(f"  {row.key}{where} {row.model or ''}: {row.value:.4g}")
 

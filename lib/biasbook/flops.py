@@ -11,8 +11,7 @@ GloVe, word2vec and co-occurrence counting, each counted by the formulas below.
 
 from __future__ import annotations
 
-import math
-import time
+import timeit
 from functools import cache
 
 
@@ -50,12 +49,7 @@ def measure(engine: str) -> float:
 @cache
 def _measured(probe: str) -> float:
     run, flops = _PROBES[probe]()
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return flops / best
+    return flops / min(timeit.repeat(run, number=1, repeat=3))
 
 
 def _transformer_probe():

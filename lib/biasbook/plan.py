@@ -238,8 +238,7 @@ class Plan:
         return w.flops / rate if rate else None
 
     def gpu_seconds(self, w: Work) -> float | None:
-        if w.engine is None:
-            return None
+        # a row without an engine has no rate here either: None
         return w.flops / self.gpu_flops if w.engine in GPU_ENGINES else self.cpu_seconds(w)
 
     def totals(self) -> dict[str, int]:

@@ -82,12 +82,9 @@ def world_choropleth(values: dict[str, float], *, ax=None, cmap: str = "viridis"
     ax.add_collection(PatchCollection(patches, facecolors=colours, edgecolors="white",
                                       linewidths=0.3))
     lon0, lon1, lat0, lat1 = extent or (-180, 180, -60, 85)
-    ax.set_xlim(lon0, lon1)
-    ax.set_ylim(lat0, lat1)
-    ax.set_aspect("equal")
+    ax.set(xlim=(lon0, lon1), ylim=(lat0, lat1), aspect="equal")
     ax.set_axis_off()
-    mappable = plt.cm.ScalarMappable(norm=norm, cmap=colormap)
-    plt.colorbar(mappable, ax=ax, shrink=0.6, label=label)
+    plt.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=colormap), ax=ax, shrink=0.6, label=label)
     if title:
         ax.set_title(title)
     ax.missing_codes = sorted(set(values) - set(known))

@@ -38,13 +38,11 @@ def in_processes(fn: Callable, jobs: Iterable[tuple], workers: int, *,
         return [fn(*job) for job in tqdm(jobs, desc=desc, disable=not progress)]
     workers = min(workers, len(jobs))
     # spawn, not fork: a notebook kernel has threads, and a forked copy of them can deadlock
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_set_threads,
-                             initargs=(torch_threads,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_set_threads, initargs=(torch_threads,)) as pool:
         futures = [pool.submit(fn, *job) for job in jobs]
-        done = as_completed(futures)
-        for future in tqdm(done, total=len(futures), desc=f"{desc} ({workers} processes)",
-                           disable=not progress):
+        for future in tqdm(as_completed(futures), total=len(futures),
+                           desc=f"{desc} ({workers} processes)", disable=not progress):
             if future.exception() is not None:
                 pool.shutdown(cancel_futures=True)
                 raise future.exception()

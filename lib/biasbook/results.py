@@ -88,9 +88,9 @@ def _plain(value):
 
 def _missing(value) -> bool:
     """``None`` or NaN: a number the paper (or an uncertainty) does not give."""
-    return value is None or (isinstance(value, float | int) and not isinstance(value, bool)
-                             and not math.isfinite(float(value))) or \
-        (hasattr(value, "item") and _missing(value.item()))
+    if hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
 class Recorder:
@@ -269,8 +269,7 @@ def load(run_dir: str | Path) -> pd.DataFrame:
 def compare(run_dirs: list[str | Path]) -> pd.DataFrame:
     """Metrics of several runs side by side: one row per metric, one column per run, named
     ``<run> [<profile>]``; an unfinished run's column says so (``<run> [smoke, failed]``)."""
-    frames = [load(d) for d in run_dirs]
-    frames = [f for f in frames if not f.empty]
+    frames = [f for f in map(load, run_dirs) if not f.empty]
     if not frames:
         return pd.DataFrame()
     tidy = pd.concat(frames, ignore_index=True)
@@ -282,5 +281,4 @@ def compare(run_dirs: list[str | Path]) -> pd.DataFrame:
     tidy[labels] = tidy[labels].fillna("")
     wide = tidy.pivot_table(index=labels, columns="column", values="value", aggfunc="first")
     wide.columns.name = None
-    paper = tidy.groupby(labels)["paper"].first()
-    return wide.join(paper).reset_index()
+    return wide.join(tidy.groupby(labels)["paper"].first()).reset_index()

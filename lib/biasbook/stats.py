@@ -290,12 +290,11 @@ def paired_difference(a: ArrayLike, b: ArrayLike, statistic: Statistic = np.mean
     method = _check(level, n_resamples, method)
     arrays = _arrays({"a": a, "b": b})
     vectorized = _is_vectorized(statistic, vectorized)
-    if vectorized:
-        def diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-            return statistic(x, axis=axis) - statistic(y, axis=axis)
-    else:
-        def diff(x: np.ndarray, y: np.ndarray) -> float:
-            return statistic(x) - statistic(y)
+
+    def diff(x: np.ndarray, y: np.ndarray, **axis) -> np.ndarray | float:
+        # scipy passes ``axis=-1`` to a vectorized statistic and nothing to the other kind
+        return statistic(x, **axis) - statistic(y, **axis)
+
     rng = np.random.default_rng(seed)
     ci = _intervals(arrays, diff, vectorized, level, method, n_resamples, rng, unit)[0]
     n = arrays[0].size

@@ -5,6 +5,7 @@
 - :func:`choice`: a value must be one of a few names.
 - :func:`word_list`: a list of words or sentences, never a bare string (which Python would
   happily iterate letter by letter) and never empty.
+- :func:`ddof`: the delta degrees of freedom of a standard deviation or variance, 0 or more.
 
 >>> choice("mode", "paper", MODES)
 'paper'
@@ -44,3 +45,9 @@ def word_list(name: str, value: Iterable[str], *, allow_empty: bool = False) -> 
     if not items and not allow_empty:
         raise ValueError(f"{name} is empty: give at least one")
     return items
+
+
+def ddof(value: int) -> None:
+    """A ``ValueError`` unless ``value`` is 0 or more (1: sample, 0: population)."""
+    if value < 0:
+        raise ValueError(f"ddof must be 0 or more, got {value} (1: sample, 0: population std)")

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 import numpy as np
 import pandas as pd
@@ -144,7 +144,6 @@ class _Lookup:
         self.vocabulary = None if vocabulary is None else set(vocabulary)
         words = list(dict.fromkeys(words))
         self.report = oov_report(kv, {"benchmark": words}, case=self.case) if words else None
-        self._mean = None
 
     def norm(self, word: str) -> str:
         """The key of ``word`` (as written, if the vectors lack it)."""
@@ -163,13 +162,13 @@ class _Lookup:
             rows[known] = _unit(self.kv.vectors[[index[w] for w, k in zip(words, known,
                                                                           strict=True) if k]])
         if not known.all():
-            rows[~known] = self.mean()
+            rows[~known] = self.mean
         return rows
 
+    @cached_property
     def mean(self) -> np.ndarray:
-        if self._mean is None:
-            self._mean = _unit(self.kv.vectors).mean(axis=0)
-        return self._mean
+        """The mean unit vector, the stand-in of an unknown word."""
+        return _unit(self.kv.vectors).mean(axis=0)
 
 
 def _unit(vectors) -> np.ndarray:
@@ -250,8 +249,7 @@ def analogy_accuracy(kv, questions: Sequence[tuple[str, str, str, str]], *, oov:
     """
     look = _Lookup(kv, (w for q in questions for w in q), vocabulary, oov, lowercase)
     questions = [tuple(look.norm(w) for w in q) for q in questions]
-    candidates = kv.index_to_key[:restrict_vocab] if restrict_vocab else kv.index_to_key
-    candidates = [w for w in candidates if look.known(w)]
+    candidates = [w for w in kv.index_to_key[:restrict_vocab or None] if look.known(w)]
     position = {w: i for i, w in enumerate(candidates)}
     has_oov = np.array([not all(w in position for w in q) for q in questions], dtype=bool)
     use = ~has_oov if oov == "drop" else np.ones(len(questions), dtype=bool)

@@ -242,11 +242,8 @@ class _Trainer:
     def epoch(self) -> None:
         batches = np.random.default_rng([self.seed, len(self.losses)]).permutation(
             len(self.starts) - 1)
-        if self.backend == "numba":
-            total = self._numba_epoch(batches)
-        else:
-            total = self._torch_epoch(batches)
-        self.losses.append(total)
+        run = self._numba_epoch if self.backend == "numba" else self._torch_epoch
+        self.losses.append(run(batches))
 
     def _numba_epoch(self, batches) -> float:
         n, dim = self.p["W"].shape

@@ -69,12 +69,11 @@ def load(name: str, *, cache: bool = True) -> KeyedVectors:
         raise resources.ResourceError(f"resource {name!r} is a {e.kind}, not word vectors; "
                                       f"vectors: {', '.join(names())}")
     files = {f: resources.path(name, f) for f in e.files}
-    convert = _CONVERTERS[e.extra["format"]]
     key = store.content_key("vectors", name, resources.sha256_record(name), CONVERTER_VERSION)
     target = store.cache_path("vectors", key)
     if cache and (kv := store.read_or_set_aside(target, read_keyed_vectors)) is not None:
         return kv
-    kv = convert(files)
+    kv = _CONVERTERS[e.extra["format"]](files)
     if cache:
         with store.atomic_dir(target) as staging:
             kv.save(str(staging / "vectors.kv"))

@@ -126,7 +126,6 @@ def jensen_shannon(p, q) -> np.ndarray:
         if weights.shape[-1] == 0 or empty.size:
             raise ValueError(f"{name} has no weight to normalise (all zero) at "
                              f"{[tuple(map(int, i)) for i in empty[:5]] or 'every position'}")
-    p = p / p.sum(axis=-1, keepdims=True)
-    q = q / q.sum(axis=-1, keepdims=True)
+    p, q = (w / w.sum(axis=-1, keepdims=True) for w in (p, q))
     m = (p + q) / 2
     return 0.5 * rel_entr(p, m).sum(axis=-1) + 0.5 * rel_entr(q, m).sum(axis=-1)

@@ -159,8 +159,7 @@ def std_bias(scores: BiasScores | Sequence[float], ddof: int = 1) -> float:
     (1.4142135623730951, 1.0)
     """
     values = _scores(scores)
-    if ddof < 0:
-        raise ValueError(f"ddof must be 0 or more, got {ddof} (1: sample, 0: population std)")
+    validate.ddof(ddof)
     if len(values) <= ddof:
         raise ValueError(f"need more than {ddof} scores for a standard deviation")
     return float(np.std(values, ddof=ddof))

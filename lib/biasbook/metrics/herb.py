@@ -345,12 +345,11 @@ def _herb(
     vectors = aggregated_vectors(tree, scores, mode=mode, descriptors=descriptors)
     bias = _leaf_bias(tree, descriptive_vectors(scores, descriptors))
     inner = np.unique(tree.parent[tree.parent != ROOT])
+    terms = bias if region_scores is None else region_scores  # Eq. 9 (bias, filled below) or 10
 
     def cluster_bias(region: int) -> float:
         kids = tree.children_of(region)
-        if region_scores is not None:
-            return weighted_sparseness(vectors[kids], region_scores[kids])
-        return weighted_sparseness(vectors[kids], bias[kids])
+        return weighted_sparseness(vectors[kids], terms[kids])
 
     for region in inner[np.argsort(-tree.depth[inner], kind="stable")].tolist():
         bias[region] = cluster_bias(region)  # deepest first: children are done before parents

@@ -60,14 +60,12 @@ def ripa_arrays(words: np.ndarray, first: np.ndarray, second: np.ndarray, *,
                 method: str = "pair-mean") -> np.ndarray:
     """RIPA of each row of ``words`` for the pairs (``first[i]``, ``second[i]``)."""
     validate.choice("method", method, METHODS)
-    arrays = {name: np.asarray(a, dtype=np.float64)
-              for name, a in (("words", words), ("first", first), ("second", second))}
-    for name, a in arrays.items():
+    words, first, second = (np.asarray(a, dtype=np.float64) for a in (words, first, second))
+    for name, a in (("words", words), ("first", first), ("second", second)):
         bad = np.flatnonzero(~np.isfinite(a).all(axis=-1))
         if bad.size:
             raise ValueError(f"rows {bad[:10].tolist()} of {name} have NaN or infinite values")
-    words = arrays["words"]
-    diffs = arrays["first"] - arrays["second"]
+    diffs = first - second
     norms = np.linalg.norm(diffs, axis=1)
     if np.any(norms == 0):
         raise ValueError("a pair has two identical vectors: it defines no direction")

@@ -91,9 +91,8 @@ def cluster_sparseness(vectors: ArrayLike, block: int = 2048) -> float:
     if n < 2:
         return 0.0
     total = 0.0
-    for start in range(0, n - 1, block):
-        rows = x[start : start + block]
-        total += np.triu(cdist(rows, x[start:]), k=1).sum()  # pairs with k2 > k1 only
+    for start in range(0, n - 1, block):  # pairs with k2 > k1 only
+        total += np.triu(cdist(x[start : start + block], x[start:]), k=1).sum()
     return float(2.0 * total / (n * (n - 1)))
 
 

@@ -108,8 +108,7 @@ def associations(x_vecs: np.ndarray, a_vecs: np.ndarray, b_vecs: np.ndarray) -> 
     >>> associations(np.array([[1., 0.], [0., 2.]]), np.array([[1., 0.]]), np.array([[0., 1.]]))
     array([ 1., -1.])
     """
-    targets = _unit_rows(x_vecs)
-    cos = targets @ _unit_rows(np.vstack([a_vecs, b_vecs])).T
+    cos = _unit_rows(x_vecs) @ _unit_rows(np.vstack([a_vecs, b_vecs])).T
     n_a = len(a_vecs)
     return cos[:, :n_a].mean(axis=1) - cos[:, n_a:].mean(axis=1)
 
@@ -149,9 +148,8 @@ def used_words(vocabulary, sets: Mapping[str, Sequence[str]], *, min_coverage: f
     {'x': ['a'], 'y': ['c'], 'a': ['p'], 'b': ['q']}
     """
     found = {s: [w for w in sets[s] if w in vocabulary] for s in SETS}
-    if any(not found[s] or len(found[s]) < min_coverage * len(sets[s]) for s in SETS):
-        return None
-    if set(sets["x"]) & set(sets["y"]):
+    if (any(not found[s] or len(found[s]) < min_coverage * len(sets[s]) for s in SETS)
+            or set(sets["x"]) & set(sets["y"])):
         return None
     size = min(len(found["x"]), len(found["y"]))
     return {**found, "x": found["x"][:size], "y": found["y"][:size]}
@@ -221,7 +219,7 @@ def weat_arrays(x_vecs: np.ndarray, y_vecs: np.ndarray, a_vecs: np.ndarray, b_ve
     Raises ``ValueError`` when the effect size is undefined (no spread in the associations) or a
     vector holds NaN or inf.
     """
-    _check_ddof(ddof)
+    validate.ddof(ddof)
     for name, vecs in zip(SETS, (x_vecs, y_vecs, a_vecs, b_vecs), strict=True):
         bad = np.flatnonzero(~np.isfinite(np.asarray(vecs, dtype=np.float64)).all(axis=1))
         if bad.size:
@@ -255,7 +253,7 @@ def weat(kv, x: Sequence[str], y: Sequence[str], a: Sequence[str], b: Sequence[s
         if repeated:
             raise ValueError(f"set {name} lists {repeated} more than once")
     validate.choice("mode", mode, validate.MODES)
-    _check_ddof(ddof)
+    validate.ddof(ddof)
     if not 0 < min_coverage <= 1:
         raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
     report = oov_report(kv, words, case=case, subword=subword)  # the one shared lookup step
@@ -313,11 +311,6 @@ def run_tests(kv, tests: Mapping[str, WeatTest], **options) -> pd.DataFrame:
                                       for side in SETS},
                      **r.row(), **{f"paper_{k}": v for k, v in test.paper.items()}})
     return pd.DataFrame(rows)
-
-
-def _check_ddof(ddof: int) -> None:
-    if ddof < 0:
-        raise ValueError(f"ddof must be 0 or more, got {ddof} (1: sample, 0: population std)")
 
 
 def _unit_rows(vecs: np.ndarray) -> np.ndarray:

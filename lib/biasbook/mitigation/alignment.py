@@ -42,8 +42,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -129,15 +130,14 @@ def anchor_vectors(lm: LanguageModel, pairs: Sequence[tuple[str, str]], anchors:
     """``[len(anchors), d]``: the anchors' source (``side="src"``) or target words' vectors."""
     validate.choice("side", side, ("src", "trg"))
     column, spans = (0, anchors.src_span) if side == "src" else (1, anchors.trg_span)
-    sentences = sorted(set(anchors.sentence.tolist()))
-    where = {k: i for i, k in enumerate(sentences)}
-    grouped: list[list[tuple[int, int]]] = [[] for _ in sentences]
+    grouped: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for k, span in zip(anchors.sentence.tolist(), spans.tolist(), strict=True):
-        grouped[where[k]].append(tuple(span))
+        grouped[k].append(tuple(span))
+    sentences = sorted(grouped)
     # Rows come back sentence by sentence in anchor order: the anchors' own order, as they are
     # sorted by sentence.
-    return word_vectors(lm, [pairs[k][column] for k in sentences], grouped, layer=layer,
-                        cache=cache)
+    return word_vectors(lm, [pairs[k][column] for k in sentences],
+                        [grouped[k] for k in sentences], layer=layer, cache=cache)
 
 
 # ---------------------------------------------------------------------------------- Procrustes
@@ -214,14 +214,6 @@ class FixedLinear(torch.nn.Module):
 _FINAL_NORMS = ("norm", "ln_f", "final_layer_norm")
 
 
-def _identity_affine(d: int) -> torch.nn.Linear:
-    affine = torch.nn.Linear(d, d)
-    with torch.no_grad():
-        affine.weight.copy_(torch.eye(d))
-        affine.bias.zero_()
-    return affine
-
-
 def hidden_size(model: torch.nn.Module) -> int:
     """The width of the hidden states that the output head reads."""
     config = model.config.get_text_config()
@@ -244,8 +236,6 @@ def insert_alignment(model: torch.nn.Module, kind: str, W: np.ndarray | None = N
         raise ValueError(f"W must be {d} x {d} for this model, got {np.shape(W)}")
     first = next(model.parameters())
     align = (torch.nn.Identity() if W is None else FixedLinear(W)).to(first.device, first.dtype)
-    for p in model.parameters():
-        p.requires_grad_(False)
     body_ids = {id(p) for p in body.parameters()}
     if kind == "masked":
         path = _first_head_linear(model, body)
@@ -258,7 +248,9 @@ def insert_alignment(model: torch.nn.Module, kind: str, W: np.ndarray | None = N
         if attr is None:
             raise ValueError(f"cannot find the final norm of {type(body).__name__} (looked for "
                              f"{_FINAL_NORMS})")
-        affine = _identity_affine(d).to(first.device, first.dtype)
+        affine = torch.nn.Linear(d, d).to(first.device, first.dtype)  # starts as the identity
+        torch.nn.init.eye_(affine.weight)
+        torch.nn.init.zeros_(affine.bias)
         setattr(body, attr, torch.nn.Sequential(getattr(body, attr), align, affine))
         head = [affine, model.get_output_embeddings()]
     own = {id(p) for m in head for p in m.parameters()} - body_ids
@@ -382,10 +374,9 @@ def _wrap(lm: LanguageModel, model: torch.nn.Module, label: str,
     for p in model.parameters():
         p.requires_grad_(False)
     model.eval()
-    return LanguageModel(name=label, model=model, tokenizer=lm.tokenizer, kind=lm.kind,
-                         fingerprint=derived_fingerprint(lm, model, trainable),
-                         prefix_ids=lm.prefix_ids,
-                         notes=[*lm.notes, f"output head fine-tuned ({label})"])
+    return replace(lm, name=label, model=model,
+                   fingerprint=derived_fingerprint(lm, model, trainable),
+                   notes=[*lm.notes, f"output head fine-tuned ({label})"])
 
 
 def derived_fingerprint(lm: LanguageModel, model: torch.nn.Module, trainable: list[str]) -> str:

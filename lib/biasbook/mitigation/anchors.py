@@ -138,10 +138,8 @@ def anchor_pairs(pairs: Sequence[tuple[str, str]], *, sentences: int | None = No
 
     def compute() -> dict:
         spans = [(word_spans(s), word_spans(t)) for s, t in pairs]
-        src = [[s[a:b].lower() for a, b in sp] for (s, _), (sp, _) in zip(pairs, spans,
-                                                                            strict=True)]
-        trg = [[t[a:b].lower() for a, b in tp] for (_, t), (_, tp) in zip(pairs, spans,
-                                                                            strict=True)]
+        src = [[s[a:b].lower() for a, b in spans[k][0]] for k, (s, _) in enumerate(pairs)]
+        trg = [[t[a:b].lower() for a, b in spans[k][1]] for k, (_, t) in enumerate(pairs)]
         found = _one_to_one_links(src, trg, iterations=iterations, heuristic=heuristic)
         kept = _subsample(found, src, trg, np.random.default_rng(seed), sentences=sentences,
                           max_per_pair=max_per_pair, max_anchors=max_anchors)

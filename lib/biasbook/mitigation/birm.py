@@ -148,12 +148,10 @@ def birm(
     after = neutral_counts(before, nx[eligible], ny[eligible], nxy[eligible], rx=s["rx"][r],
                            ry=s["ry"][r], cx=s["cx"][c], cy=s["cy"][c], side=side)
     total.data[eligible] = after
-    out = WordContextMatrix(m.vocab, m.counts, total, {},
-                            {**m.params, "birm": {"side": side, "drop_unmodifiable":
-                                                  drop_unmodifiable,
-                                                  "neutralize": "all but markers"
-                                                  if neutralize is None else sorted(
-                                                      m.vocab[neutral].tolist())}})
+    params = {"side": side, "drop_unmodifiable": drop_unmodifiable,
+              "neutralize": ("all but markers" if neutralize is None
+                             else sorted(m.vocab[neutral].tolist()))}
+    out = WordContextMatrix(m.vocab, m.counts, total, {}, {**m.params, "birm": params})
     dropped: list[str] = []
     if drop_unmodifiable:
         keep = ok_word | ~neutral

@@ -94,9 +94,7 @@ def mention_counts(texts: Sequence[str], terms: Mapping[str, Sequence[str]] | Se
     >>> dict(mention_counts(["Iran and Iraq", "Iraqi"], ["Iraq", "Iran", "Cuba"]))
     {'Iraq': 1, 'Iran': 1, 'Cuba': 0}
     """
-    groups = _groups(terms)
-    owner = _owner(groups, ignore_case)
-    pattern = term_pattern(list(owner), boundary, ignore_case)
+    groups, pattern, owner = _matcher(terms, boundary, ignore_case)
     counts = Counter(dict.fromkeys(groups, 0))
     for text in validate.word_list("texts", texts, allow_empty=True):
         counts.update(owner[_norm(m, ignore_case)] for m in pattern.findall(text))
@@ -107,8 +105,12 @@ def _norm(form: str, ignore_case: bool) -> str:
     return form.casefold() if ignore_case else form
 
 
-def _owner(groups: dict[str, list[str]], ignore_case: bool) -> dict[str, str]:
-    return {_norm(f, ignore_case): k for k, forms in groups.items() for f in forms}
+def _matcher(terms: Mapping[str, Sequence[str]] | Sequence[str], boundary: str,
+             ignore_case: bool) -> tuple[dict[str, list[str]], re.Pattern, dict[str, str]]:
+    """The groups of ``terms``, the pattern of all their forms, and each form's group."""
+    groups = _groups(terms)
+    owner = {_norm(f, ignore_case): k for k, forms in groups.items() for f in forms}
+    return groups, term_pattern(list(owner), boundary, ignore_case), owner
 
 
 def balance_terms(texts: Sequence[str], terms: Mapping[str, Sequence[str]] | Sequence[str], *,
@@ -120,16 +122,14 @@ def balance_terms(texts: Sequence[str], terms: Mapping[str, Sequence[str]] | Seq
     lists one form per group.
     """
     texts = validate.word_list("texts", texts, allow_empty=True)
-    groups = _groups(terms)
-    owner = _owner(groups, ignore_case)
-    pattern = term_pattern(list(owner), boundary, ignore_case)
+    groups, pattern, owner = _matcher(terms, boundary, ignore_case)
     priority = {k: i for i, k in enumerate(np.random.default_rng(seed).permutation(
         list(groups)).tolist())}
-    before, after = mention_counts(texts, groups, boundary=boundary, ignore_case=ignore_case), \
-        Counter(dict.fromkeys(groups, 0))
+    before, after = Counter(dict.fromkeys(groups, 0)), Counter(dict.fromkeys(groups, 0))
     out, changed = [], 0
     for text in texts:
-        found = [owner[_norm(m.group(), ignore_case)] for m in pattern.finditer(text)]
+        found = [owner[_norm(m, ignore_case)] for m in pattern.findall(text)]
+        before.update(found)
         if not found:
             out.append(text)
             continue

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import accumulate
 
 import torch
 
@@ -104,23 +105,17 @@ def copy_batches(lengths: Sequence[int], copies: Sequence[int], batch_tokens: in
 
 def pad(seqs: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> torch.Tensor:
     """Right-padded ``[len(seqs), longest]`` tensor of ids."""
-    width = max(len(s) for s in seqs)
-    out = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        out[row, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
-    return out.to(device)
-
-
-def lengths_mask(lengths: Sequence[int], width: int, device: torch.device) -> torch.Tensor:
-    """``[len(lengths), width]`` attention mask: 1 on real tokens, 0 on right padding."""
-    return (torch.arange(width)[None, :] < torch.as_tensor(lengths)[:, None]).long().to(device)
+    rows = [torch.as_tensor(seq, dtype=torch.long) for seq in seqs]
+    return torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad_id).to(device)
 
 
 def padded(seqs: Sequence[Sequence[int]], pad_id: int, device: torch.device
            ) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`pad`'s ids of ``seqs`` and their :func:`lengths_mask`: a model's two inputs."""
+    """:func:`pad`'s ids of ``seqs`` and their attention mask (1 on real tokens, 0 on the right
+    padding): a model's two inputs."""
     ids = pad(seqs, pad_id, device)
-    return ids, lengths_mask([len(s) for s in seqs], ids.shape[1], device)
+    lengths = torch.as_tensor([len(s) for s in seqs])
+    return ids, (torch.arange(ids.shape[1])[None, :] < lengths[:, None]).long().to(device)
 
 
 def shared_prefix_groups(seqs: Sequence[Sequence[int]], min_group: int = 4, min_prefix: int = 2
@@ -231,9 +226,7 @@ class HeadQueue:
         """The log-probabilities of every queued piece, in order; the queue is emptied."""
         if not self._pieces:
             return []
-        offsets = [0]
-        for states, _, _ in self._pieces:
-            offsets.append(offsets[-1] + len(states))
+        offsets = accumulate((len(s) for s, _, _ in self._pieces), initial=0)
         rows = torch.cat([(torch.arange(len(s), device=s.device) if r is None else r) + offset
                           for (s, _, r), offset in zip(self._pieces, offsets, strict=False)])
         values = gather_logprobs(torch.cat([s for s, _, _ in self._pieces]),

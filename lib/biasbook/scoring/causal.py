@@ -29,7 +29,7 @@ from biasbook.scoring.batching import (
     Head,
     HeadQueue,
     gather_logprobs,
-    pad,
+    padded,
     shared_prefix_groups,
     token_batches,
 )
@@ -122,12 +122,11 @@ def _ungrouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], ite
     for batch in token_batches([len(xs[i]) - 1 for i in items], batch_tokens):
         rows = [items[b] for b in batch]
         inputs = [xs[i][:-1] for i in rows]
-        states, _ = _forward(lm, split, pad(inputs, 0, lm.device))
-        lengths = [len(s) for s in inputs]
-        valid = torch.arange(states.shape[1])[None, :] < torch.tensor(lengths)[:, None]
+        ids, valid = padded(inputs, 0, lm.device)  # causal: the padding needs no mask
+        states, _ = _forward(lm, split, ids)
         targets = torch.tensor([t for i in rows for t in xs[i][1:]], device=lm.device)
-        logprobs = gather_logprobs(states[valid.to(lm.device)], targets, split and split[1])
-        yield rows, _split_rows(logprobs, lengths)
+        logprobs = gather_logprobs(states[valid.bool()], targets, split and split[1])
+        yield rows, _split_rows(logprobs, [len(s) for s in inputs])
 
 
 def _grouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], groups: Groups,
@@ -139,10 +138,9 @@ def _grouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], group
     """
     size = [len(p) for p in groups]
     sizes = torch.tensor(size)
-    prefixes = pad(list(groups), 0, lm.device)
+    prefixes, real = padded(list(groups), 0, lm.device)  # real: [groups, width], 0 on padding
     states, cache = _forward(lm, split, prefixes, keep_cache=True)
-    real = torch.arange(prefixes.shape[1])[None, :] < sizes[:, None]  # [groups, width]
-    inner = real[:, 1:].to(lm.device)
+    inner = real[:, 1:].bool()
     members = [(g, i) for g, group in enumerate(groups.values()) for i in group]
     queue = HeadQueue(split and split[1])
     queue.add(states[:, :-1][inner], prefixes[:, 1:][inner])  # the prefixes' own tokens
@@ -169,21 +167,18 @@ def _grouped(lm: LanguageModel, split: _Split | None, xs: list[list[int]], group
         waiting.clear()
 
     rest = [(g, i) for g, i in members if len(xs[i]) > size[g] + 1]
-    padded = not bool(real.all())
+    unequal = not bool(real.all())  # prefixes of different lengths: some are padded
     for batch in token_batches([len(xs[i]) - size[g] - 1 for g, i in rest], batch_tokens):
         rows = [rest[b] for b in batch]
         owners = torch.tensor([g for g, _ in rows])
-        inputs = [xs[i][size[g]:-1] for g, i in rows]
-        lengths = torch.tensor([len(s) for s in inputs])
-        ids = pad(inputs, 0, lm.device)
+        ids, valid = padded([xs[i][size[g]:-1] for g, i in rows], 0, lm.device)
         mask = None
-        if padded:  # hide each row's prefix padding; its own right padding is harmless
-            mask = torch.cat([real[owners], torch.ones(ids.shape, dtype=torch.bool)], 1).long()
+        if unequal:  # hide each row's prefix padding; its own right padding is harmless
+            mask = torch.cat([real[owners.to(lm.device)], torch.ones_like(ids)], 1)
         positions = sizes[owners][:, None] + torch.arange(ids.shape[1])[None, :]
         states, _ = _forward(lm, split, ids, past=_select_rows(cache, owners.to(lm.device)),
                              mask=mask, positions=positions)
-        valid = torch.arange(ids.shape[1])[None, :] < lengths[:, None]
-        queue.add(states[valid.to(lm.device)],
+        queue.add(states[valid.bool()],
                   torch.tensor([t for g, i in rows for t in xs[i][size[g] + 1:]], device=lm.device))
         waiting.append(rows)
         if queue.full:

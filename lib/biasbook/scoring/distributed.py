@@ -192,25 +192,21 @@ class Scorer:
         self.engine = task.bind(self.lm)
         self.batch_tokens = batch_tokens or default_batch_tokens(self.lm.device)
         self.fail_after, self.failure, self.shards, self.forwards = fail_after, failure, 0, 0
-        embedding = self.lm.model.get_input_embeddings()
-        embedding.register_forward_hook(lambda *_: self._count())
+        self.lm.model.get_input_embeddings().register_forward_hook(self._count)
 
-    def _count(self) -> None:
+    def _count(self, *_) -> None:
+        """A forward hook on the input embedding: one more forward pass."""
         self.forwards += 1
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self.fail_after is not None and self.shards >= self.fail_after:
-            if self.failure == "exit":
-                import ray
+            if self.failure == "raise":
+                raise WorkerFailure(f"worker {os.getpid()} stops after {self.shards} shard(s), "
+                                    "as told (Workers.fail_after)")
+            import ray
 
-                if not ray.get_runtime_context().was_current_actor_reconstructed:
-                    os._exit(1)  # killed once: no exception, no clean-up; Ray restarts it
-                return self._score(batch)
-            raise WorkerFailure(f"worker {os.getpid()} stops after {self.shards} shard(s), "
-                                "as told (Workers.fail_after)")
-        return self._score(batch)
-
-    def _score(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            if not ray.get_runtime_context().was_current_actor_reconstructed:
+                os._exit(1)  # killed once: no exception, no clean-up; Ray restarts it
         queries = [str(q) for q in batch["query"]]
         values: list[np.ndarray | None] = [None] * len(queries)
         before, cpu = self.forwards, time.process_time()
@@ -273,8 +269,7 @@ def run(lm: LanguageModel, key: str, todo: list[str], task: Task, workers, *,
             last_run.setdefault("first_shard_s", time.perf_counter() - start)
             bar.update(len(batch))
     last_run["seconds"] = time.perf_counter() - start
-    missing = len(todo) - len(values)
-    if missing:
+    if len(values) != len(todo):
         raise RuntimeError(f"{desc}: the workers returned {len(values)} of {len(todo)} queries")
     return values
 
@@ -315,8 +310,7 @@ def connect(workers: int | str | Workers = 1):
             ray.init(address=spec.address, log_to_driver=False)
         else:
             _start_local(ray, max(os.cpu_count() or 1, (spec.n or 1) * spec.threads))
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
+    ray.data.DataContext.get_current().enable_progress_bars = False
     for name in ("ray.data", "ray"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return ray

@@ -143,8 +143,7 @@ def word_ids(lm: LanguageModel, texts: Sequence[str]) -> list[list[int | None]]:
     (['the', 'cat', 'is', 'un', '##believ', '##able'], [[None, 0, 1, 2, 3, 3, 3, None]])
     """
     check_word_ids(lm)
-    special = lm.kind != "causal"  # as LanguageModel.encode
-    encoded = lm.tokenizer(list(texts), add_special_tokens=special)
+    encoded = lm.tokenizer(list(texts), add_special_tokens=lm.kind != "causal")  # as lm.encode
     return [encoded.word_ids(i) for i in range(len(texts))]
 
 

@@ -82,22 +82,24 @@ def slot_probabilities(lm: LanguageModel, template: str | Sequence[str],
     if skip_first_mask and mode != "as-coded":
         raise ValueError("skip_first_mask reproduces the ethnic_bias code: it needs "
                          "mode='as-coded'")
-    check_unknown(lm, [_fill(t, c) for t in templates for c in candidates], unknown,
-                  "filled template")
+    filled = [_fill(t, c) for t in templates for c in candidates]
+    check_unknown(lm, filled, unknown, "filled template")
     options = dict(batch_tokens=batch_tokens, cache=cache, progress=progress, workers=workers)
     if lm.kind == "masked":
-        logp = _masked(lm, templates, candidates, mode, skip_first_mask, **options)
+        key = ["slot", mode, *(["skip-first-mask"] if skip_first_mask else []), ENGINE_VERSION]
+        task = Task(masked_slot_values, dict(mode=mode, skip_first_mask=skip_first_mask))
+        scores = _cached_slots(lm, templates, candidates, key, task, **options)
+    elif lm.kind == "causal":
+        with warnings.catch_warnings():  # already reported above, once
+            warnings.filterwarnings("ignore", message=".*hold tokens unknown")
+            scores = score_sentences(lm, filled, "clm", unknown="report", **options).sum
     else:
-        if lm.kind == "causal":
-            filled = [_fill(t, c) for t in templates for c in candidates]
-            with warnings.catch_warnings():  # already reported above, once
-                warnings.filterwarnings("ignore", message=".*hold tokens unknown")
-                scores = score_sentences(lm, filled, "clm", unknown="report", **options).sum
-        else:
-            scores = _seq2seq(lm, templates, candidates, **options)
-        scores = scores.reshape(len(templates), len(candidates))
-        top = scores.max(axis=1, keepdims=True)
-        logp = scores - top - np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
+        scores = _cached_slots(lm, templates, candidates, ["slot-seq2seq", ENGINE_VERSION],
+                               Task(seq2seq_slot_values), **options)
+    logp = scores.reshape(len(templates), len(candidates))
+    if lm.kind != "masked":  # normalised over the candidates (module notes)
+        top = logp.max(axis=1, keepdims=True)
+        logp = logp - top - np.log(np.exp(logp - top).sum(axis=1, keepdims=True))
     if isinstance(template, str):
         logp = logp[0]
     return logp if log else np.exp(logp)
@@ -122,18 +124,16 @@ def _check(lm: LanguageModel, templates: list[str], candidates: list[str], mode:
 
 
 def _fill(template: str, candidate: str) -> str:
-    before, after = template.split(PLACEHOLDER)
-    return before + candidate + after
+    return template.replace(PLACEHOLDER, candidate)
 
 
-def _masked(lm: LanguageModel, templates: list[str], candidates: list[str], mode: str,
-            skip_first_mask: bool, **options) -> np.ndarray:
+def _cached_slots(lm: LanguageModel, templates: list[str], candidates: list[str], key: list,
+                  task: Task, **options) -> np.ndarray:
+    """The cached value of every (template, candidate), summed (as float64), in that order."""
     pairs = [json.dumps([t, c]) for t in templates for c in candidates]
-    method = ["slot", mode, *(["skip-first-mask"] if skip_first_mask else []), ENGINE_VERSION]
-    task = Task(masked_slot_values, dict(mode=mode, skip_first_mask=skip_first_mask))
-    values = cached_run(lm, json.dumps(method), dict.fromkeys(pairs), task,
+    values = cached_run(lm, json.dumps(key), dict.fromkeys(pairs), task,
                         desc=f"{lm.name} slots", **options)
-    return np.array([values[q][0] for q in pairs]).reshape(len(templates), len(candidates))
+    return np.array([values[q].sum(dtype=np.float64) for q in pairs])
 
 
 def masked_slot_values(lm: LanguageModel, todo: list[str], budget: int, *, mode: str,
@@ -141,20 +141,18 @@ def masked_slot_values(lm: LanguageModel, todo: list[str], budget: int, *, mode:
     """The engine of masked slot probabilities: each query is ``json.dumps([template,
     candidate])``, its value the candidate's log-probability (a module-level function, so that a
     Ray worker can run it on its own copy of the model)."""
-    pairs = {q: tuple(json.loads(q)) for q in todo}
-    queries = [_masked_query(lm, *pairs[q]) for q in todo]
+    pairs = [json.loads(q) for q in todo]
+    queries = [_masked_query(lm, *pair) for pair in pairs]
     if skip_first_mask:
-        queries = [_after_first_mask(lm, q, pairs[k][0]) for q, k in zip(queries, todo,
-                                                                         strict=True)]
-    inputs = list(dict.fromkeys((ids, slots) for ids, slots, _ in queries))
-    users: dict[int, list[int]] = defaultdict(list)
-    position = {inp: k for k, inp in enumerate(inputs)}
+        queries = [_after_first_mask(lm, q, t) for q, (t, _) in zip(queries, pairs, strict=True)]
+    users: dict[tuple, list[int]] = defaultdict(list)  # each distinct input: its queries
     for j, (ids, slots, _) in enumerate(queries):
-        users[position[(ids, slots)]].append(j)
+        users[(ids, slots)].append(j)
+    inputs = list(users)
     for batch, rows in masked_slot_logprobs(lm, inputs, budget):
         done, values = [], []
         for k, logprobs in zip(batch, rows, strict=True):
-            for j in users[k]:
+            for j in users[inputs[k]]:
                 tokens = list(queries[j][2])
                 picked = (logprobs[range(len(tokens)), tokens] if mode == "paper"
                           else logprobs[:, tokens])
@@ -184,25 +182,16 @@ def _masked_query(lm: LanguageModel, template: str, candidate: str
     """
     if not getattr(lm.tokenizer, "is_fast", False):
         raise ValueError(f"{lm.name}: slot probabilities need a fast tokenizer (character offsets)")
-    before = template.split(PLACEHOLDER)[0]
     encoded = lm.tokenizer(_fill(template, candidate), return_offsets_mapping=True,
                            return_special_tokens_mask=True)
-    start, end = len(before), len(before) + len(candidate)
-    slots = tuple(tokens_in_span(encoded["offset_mapping"], start, end,
+    start = template.index(PLACEHOLDER)
+    slots = tuple(tokens_in_span(encoded["offset_mapping"], start, start + len(candidate),
                                  encoded["special_tokens_mask"]))
     ids = list(encoded["input_ids"])
     tokens = tuple(ids[t] for t in slots)
     for t in slots:
         ids[t] = lm.tokenizer.mask_token_id
     return tuple(ids), slots, tokens
-
-
-def _seq2seq(lm: LanguageModel, templates: list[str], candidates: list[str], **options
-             ) -> np.ndarray:
-    pairs = [json.dumps([t, c]) for t in templates for c in candidates]
-    values = cached_run(lm, json.dumps(["slot-seq2seq", ENGINE_VERSION]), dict.fromkeys(pairs),
-                        Task(seq2seq_slot_values), desc=f"{lm.name} slots", **options)
-    return np.array([values[q].sum(dtype=np.float64) for q in pairs])
 
 
 def seq2seq_slot_values(lm: LanguageModel, todo: list[str], budget: int):

@@ -177,11 +177,11 @@ def count_cooccurrences(
     male = frozenset(validate.word_list("male", male))
     female = frozenset(validate.word_list("female", female))
     _check_gender_sets(male, female)
+    paper_infinite = (context, mode) == ("infinite", "paper")
     if window is None:
-        paper_infinite = context == "infinite" and mode == "paper"
         window = infinite_window(beta) if paper_infinite else DEFAULT_WINDOW
     exact_infinite = window == math.inf
-    if exact_infinite and (context, mode) != ("infinite", "paper"):
+    if exact_infinite and not paper_infinite:
         raise ValueError("window=math.inf needs context='infinite' and mode='paper'")
     types, ids, doc = encode_tokens(docs)
     is_male, is_female = np.isin(types, list(male)), np.isin(types, list(female))

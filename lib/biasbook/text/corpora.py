@@ -59,14 +59,9 @@ def tokenize_lines(text: str, *, lowercase: bool = True, eos: bool = False) -> l
     >>> tokenize_lines("One line.\\n\\nAnother one\\n", eos=True)
     ['one', 'line', '.', '<eos>', 'another', 'one', '<eos>']
     """
-    tokens: list[str] = []
-    for line in text.splitlines():
-        words = tokenize(line, lowercase=lowercase)
-        if words:
-            tokens.extend(words)
-            if eos:
-                tokens.append(EOS)
-    return tokens
+    end = [EOS] if eos else []
+    lines = (tokenize(line, lowercase=lowercase) for line in text.splitlines())
+    return [token for words in lines if words for token in words + end]
 
 
 def cnn_dailymail_articles(

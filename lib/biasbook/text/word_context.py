@@ -231,12 +231,8 @@ def _ranked_tokens(sentences: Iterable[Sequence[str]], lowercase: bool, min_coun
 def _near_events(vocab: np.ndarray, tokens: np.ndarray, sent: np.ndarray, window: int,
                  xs: Sequence[str], ys: Sequence[str]) -> dict[str, np.ndarray]:
     """Per token, whether it is near X, near Y, and near both (keys ``x``, ``y``, ``xy``)."""
-    where = {w: i for i, w in enumerate(vocab.tolist())}
-    flags = {}
-    for name, words in (("x", xs), ("y", ys)):
-        is_marker = np.zeros(len(vocab), dtype=bool)
-        is_marker[[where[w] for w in words if w in where]] = True
-        flags[name] = _near_flags(is_marker[tokens], sent, window)
+    flags = {name: _near_flags(np.isin(vocab, list(words))[tokens], sent, window)
+             for name, words in (("x", xs), ("y", ys))}
     flags["xy"] = flags["x"] & flags["y"]
     return flags
 

@@ -43,18 +43,24 @@ class FineTunedClassifier:
         texts = list(texts)
         key = json.dumps(["proba", self.max_length, TRAINING_VERSION])
         values = cached_run(self.lm, key, dict.fromkeys(texts), self._engine,
-                         batch_tokens=self.batch_tokens, cache=True, progress=progress,
-                         desc=f"{self.lm.name} predictions")
+                            batch_tokens=self.batch_tokens, cache=True, progress=progress,
+                            desc=f"{self.lm.name} predictions")
         return np.array([float(values[t][0]) for t in texts])
 
     def _engine(self, todo: list[str], budget: int):
-        tok = self.lm.tokenizer
-        seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
-        for batch in token_batches([len(s) for s in seqs], budget):
-            ids, mask = padded([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
+        for batch, ids, mask in _batches(self.lm, todo, self.max_length, budget):
             logits = self.lm.model(input_ids=ids, attention_mask=mask).logits
             proba = torch.softmax(logits.float(), dim=-1)[:, 1].cpu().numpy()
             yield batch, [np.array([p], dtype=np.float32) for p in proba]
+
+
+def _batches(lm: LanguageModel, texts: list[str], max_length: int, budget: int
+             ) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor]]:
+    """``(indices, ids, attention mask)`` per batch of ``texts``, each cut to ``max_length``
+    tokens: the inputs of :class:`FineTunedClassifier` and :class:`SentenceEncoder`."""
+    seqs = [lm.tokenizer(t, truncation=True, max_length=max_length)["input_ids"] for t in texts]
+    for batch in token_batches([len(s) for s in seqs], budget):
+        yield batch, *padded([seqs[i] for i in batch], pad_id(lm), lm.device)
 
 
 def finetune_classifier(name: str, texts: Sequence[str], labels: Sequence[int], *,
@@ -111,10 +117,9 @@ def _finetune(name: str, texts: list[str], labels: list[int], checkpoint: store.
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
     steps = epochs * -(-len(texts) // batch_size)
     schedule = get_linear_schedule_with_warmup(optimiser, steps // 10, steps)
-    pad_token = pad_id(tokenizer)
 
     def step(batch: list[int]) -> float:
-        ids, mask = padded([encoded[i] for i in batch], pad_token, device)
+        ids, mask = padded([encoded[i] for i in batch], pad_id(tokenizer), device)
         target = torch.tensor([labels[i] for i in batch], device=device)
         loss = model(input_ids=ids, attention_mask=mask, labels=target).loss
         loss.backward()
@@ -155,15 +160,12 @@ class SentenceEncoder:
         """``[len(texts), hidden]`` float32 embeddings, in input order."""
         texts = list(texts)
         values = cached_run(self.lm, self.key, dict.fromkeys(texts), self._engine,
-                         batch_tokens=self.batch_tokens, cache=cache, progress=progress,
-                         desc=f"{self.lm.name} embeddings")
+                            batch_tokens=self.batch_tokens, cache=cache, progress=progress,
+                            desc=f"{self.lm.name} embeddings")
         return np.stack([values[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
     def _engine(self, todo: list[str], budget: int) -> Iterator[tuple[list[int], list]]:
-        tok = self.lm.tokenizer
-        seqs = [tok(t, truncation=True, max_length=self.max_length)["input_ids"] for t in todo]
-        for batch in token_batches([len(s) for s in seqs], budget):
-            ids, mask = padded([seqs[i] for i in batch], pad_id(self.lm), self.lm.device)
+        for batch, ids, mask in _batches(self.lm, todo, self.max_length, budget):
             hidden = self.lm.model(input_ids=ids, attention_mask=mask).last_hidden_state
             weights = mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)

@@ -22,7 +22,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -52,9 +52,8 @@ class TrainingRun:
 
 def run_key(lm: LanguageModel, examples, **recipe) -> str:
     """sha256 over the base model's fingerprint, the training examples and the recipe."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([lm.fingerprint, TRAINING_VERSION, sorted(recipe.items())],
-                             default=str).encode())
+    digest = hashlib.sha256(json.dumps([lm.fingerprint, TRAINING_VERSION, sorted(recipe.items())],
+                                       default=str).encode())
     for ids, labels in examples:
         digest.update(json.dumps([ids, labels]).encode())
     return digest.hexdigest()
@@ -97,17 +96,25 @@ def continual_training(lm: LanguageModel, examples: Examples, *,
 
         def end_epoch(k: int, losses: list[float]) -> dict:
             kept.save_record(k, {"loss": mean_loss(k, losses), "fingerprint": fingerprint(model)})
-            trained = _trained(lm, model, k, kept.records[k])
+            trained = replace(lm, name=f"{lm.name}+epoch{k}", model=model,  # what evaluate scores
+                              fingerprint=kept.records[k]["fingerprint"],
+                              notes=[*lm.notes, f"continual training {k}"])
             for epochs_kept, evaluation in evaluations:
                 if k not in epochs_kept.results:
                     epochs_kept.save_result(k, evaluation(trained))
             return kept.records[k]
 
+        def step(batch: list[int]) -> float:  # the model's own mean token loss on a batch
+            ids, mask = padded([examples[i][0] for i in batch], pad_id(lm), lm.device)
+            labels = pad([examples[i][1] for i in batch], IGNORE, lm.device)
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+            loss.backward()
+            return float(loss.detach())
+
         optimiser = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
         with cpu_threads():
             # Saved weights past the first epoch to evaluate cannot give it: retrain from the base.
-            fit(model, _sgd_step(model, examples, pad_id(lm)),
-                lambda k: shuffled(len(examples), batch_size, seeded(seed + k)),
+            fit(model, step, lambda k: shuffled(len(examples), batch_size, seeded(seed + k)),
                 epochs=todo[-1], optimiser=optimiser, max_grad_norm=max_grad_norm,
                 end_epoch=end_epoch, checkpoint=checkpoint,
                 resume=saved_epoch(checkpoint) < todo[0], progress=progress,
@@ -116,29 +123,6 @@ def continual_training(lm: LanguageModel, examples: Examples, *,
                        losses=[kept.records[k]["loss"] for k in range(epochs + 1)],
                        fingerprints=[kept.records[k]["fingerprint"] for k in range(epochs + 1)],
                        folder=folder if cache else None)
-
-
-def _sgd_step(model: torch.nn.Module, examples: Examples, pad_token: int
-              ) -> Callable[[list[int]], float]:
-    """The step of :func:`~biasbook.training.fit.fit`: the gradient of the model's own (mean
-    token) loss on a batch of examples; returns the loss."""
-    device = next(model.parameters()).device
-
-    def step(batch: list[int]) -> float:
-        ids, mask = padded([examples[i][0] for i in batch], pad_token, device)
-        labels = pad([examples[i][1] for i in batch], IGNORE, device)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        loss.backward()
-        return float(loss.detach())
-
-    return step
-
-
-def _trained(lm: LanguageModel, model: torch.nn.Module, k: int, record: dict) -> LanguageModel:
-    """``model`` after epoch ``k`` as a :class:`LanguageModel` that ``evaluate`` can score."""
-    return LanguageModel(name=f"{lm.name}+epoch{k}", model=model, tokenizer=lm.tokenizer,
-                         kind=lm.kind, fingerprint=record["fingerprint"],
-                         prefix_ids=lm.prefix_ids, notes=[*lm.notes, f"continual training {k}"])
 
 
 @dataclass

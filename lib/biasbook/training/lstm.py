@@ -155,11 +155,10 @@ class LSTMLanguageModel(nn.Module):
                 "both": [self.encoder.weight, self.decoder.weight]}[which]
 
     def init_hidden(self, batch: int) -> Hidden:
-        return [
-            (torch.zeros(1, batch, r.hidden_size, device=self.device),
-             torch.zeros(1, batch, r.hidden_size, device=self.device))
-            for r in self.rnns
-        ]
+        """Zero (h, c) states of every layer for ``batch`` parallel streams."""
+        shapes = [(1, batch, r.hidden_size) for r in self.rnns]
+        return [(torch.zeros(s, device=self.device), torch.zeros(s, device=self.device))
+                for s in shapes]
 
     def forward(self, ids: torch.Tensor, hidden: Hidden) -> tuple[torch.Tensor, Hidden]:
         """``ids`` is [time, batch]; returns logits [time, batch, vocab] and the new state."""

@@ -26,7 +26,7 @@ from biasbook import validate
 from biasbook.models import LanguageModel
 from biasbook.scoring.batching import pad, padded
 from biasbook.scoring.masked import pad_id
-from biasbook.training.fit import seeded
+from biasbook.training.fit import seeded, shuffled
 
 IGNORE = -100  # the label PyTorch's cross-entropy skips
 Example = tuple[list[int], list[int]]
@@ -111,10 +111,8 @@ class TokenLoss:
 
     def batches(self, epoch: int) -> list[list[Example]]:
         rng = seeded(self.seed + epoch - 1)
-        order = rng.permutation(len(self.sequences)).tolist()
-        return [[lm_example(self.lm, self.sequences[i], rng, self.mlm_probability)
-                 for i in order[start:start + self.batch_size]]
-                for start in range(0, len(order), self.batch_size)]
+        return [[lm_example(self.lm, self.sequences[i], rng, self.mlm_probability) for i in batch]
+                for batch in shuffled(len(self.sequences), self.batch_size, rng)]
 
     def step(self, batch: list[Example]) -> tuple[list[float], int]:
         """Back-propagate the batch's mean token loss; its micro-batches' shares and the number

@@ -164,8 +164,8 @@ def language(code: str) -> Language:
     Used in: ethnic-bias/01, ethnic-bias/02, ethnic-bias/03, ethnic-bias/04, biasbook plan,
         book/class/ethnic-bias, book/trust.
     """
+    book = book_language(code)  # an unknown code fails here
     spec = datafiles.load(CHAPTER, "authors")["languages"][code]
-    book = book_language(code)
     templates = _templates(code, spec, book)
     plural = any("{attribute:plural}" in t["text"] for t in templates.values())
     entry = resources.entry(RESOURCE)

@@ -13,6 +13,17 @@ from biasbook.chapters.ethnic_bias import data, mitigation_tables, tables
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 
 
+def _panels(n: int, ncols: int, size: tuple[float, float], **options):
+    """A figure and its axes for ``n`` panels, at most ``ncols`` a row, each ``size`` inches
+    (width, height); the axes left over are hidden."""
+    nrows, width = int(np.ceil(n / ncols)), min(n, ncols)
+    fig, axes = plt.subplots(nrows, width, figsize=(size[0] * width, size[1] * nrows),
+                             squeeze=False, **options)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def distribution_grid(results: Mapping[str, CBResult], attribute: str, template: int, *,
                       k: int = 3, ncols: int = 4) -> plt.Figure:
     """One bar chart per language: ``P'`` scaled to sum 1 over the 30 targets of A.2, the top
@@ -21,10 +32,7 @@ def distribution_grid(results: Mapping[str, CBResult], attribute: str, template:
 
     Used in: ethnic-bias/03.
     """
-    n = len(results)
-    nrows = int(np.ceil(n / ncols))
-    fig, axes = plt.subplots(nrows, min(n, ncols), figsize=(4.2 * min(n, ncols), 3.4 * nrows),
-                             squeeze=False, sharey=True)
+    fig, axes = _panels(len(results), ncols, (4.2, 3.4), sharey=True)
     for ax, (code, full) in zip(axes.flat, results.items(), strict=False):
         r = tables.base(full)
         own = data.template_ids(data.language(r.language, r.word_lists), [template])[0]
@@ -35,8 +43,6 @@ def distribution_grid(results: Mapping[str, CBResult], attribute: str, template:
         ax.set_xticks(range(len(dist)), dist.index, rotation=90, fontsize=6)
         variance = tables.example_variance(r, attribute, own)
         ax.set_title(f"{code} ({variance:.2f}): " + ", ".join(top), fontsize=8)
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
     axes[0, 0].set_ylabel("scaled P'")
     fig.suptitle(f"{attribute!r}, template {template}; in brackets Var log P'", fontsize=10)
     fig.tight_layout()
@@ -75,9 +81,7 @@ def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
     groups = {k: v for k, v in groups.items() if len(v) > 1}
     if not groups:
         raise ValueError("no direction and language has more than one variant to compare")
-    nrows = int(np.ceil(len(groups) / ncols))
-    width = min(len(groups), ncols)
-    fig, axes = plt.subplots(nrows, width, figsize=(5.5 * width, 3.8 * nrows), squeeze=False)
+    fig, axes = _panels(len(groups), ncols, (5.5, 3.8))
     for ax, ((direction, lang, model), group) in zip(axes.flat, groups.items(), strict=False):
         shares = mitigation_tables.distributions(group, attribute, template)
         first = shares.iloc[:, 0].sort_values(ascending=False).index[:top]
@@ -85,8 +89,6 @@ def mitigation_shares(outcomes, attribute: str, template: int, *, top: int = 10,
         ax.set_title(f"{direction} {lang} ({model})", fontsize=9)
         ax.set_ylabel("share of normalised probability")
         ax.legend(fontsize=6)
-    for ax in list(axes.flat)[len(groups):]:
-        ax.set_visible(False)
     fig.suptitle(f"{attribute!r}, template {template}", fontsize=10)
     fig.tight_layout()
     return fig

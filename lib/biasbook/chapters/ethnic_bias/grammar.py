@@ -82,8 +82,7 @@ def turkish_suffix(word: str, kind: str, *, proper: bool = False) -> str:
     """
     vowel = _last_vowel(word)
     back = vowel in _TR_BACK
-    voiceless = _turkish_lower(word)[-1] in _TR_VOICELESS
-    d = "t" if voiceless else "d"
+    d = "t" if _turkish_lower(word)[-1] in _TR_VOICELESS else "d"  # devoicing
     suffix = {"abl": d + ("an" if back else "en"), "loc": d + ("a" if back else "e"),
               "plural": "lar" if back else "ler", "cop": d + _TR_HIGH[vowel] + "r"}.get(kind)
     if suffix is None:

@@ -138,8 +138,7 @@ def run_variants(source: LanguageModel, language: str, variants: Sequence[str], 
                "aligned_to": aligned_to, "fine_tuned": variant != "base",
                "cb": result.cb, "perplexity": ppl, "quality": quality(language),
                "paper_cb": paper_cb(direction, role, variant, language, aligned_to)}
-        outcome = Outcome(row, result, details, heldout)
-        outcomes.append(outcome)
+        outcomes.append(Outcome(row, result, details, heldout))
         del lm  # one fine-tuned copy at a time
         gc.collect()
     return outcomes

@@ -119,14 +119,10 @@ def jsd_to_english(outcomes: Sequence[Outcome]) -> pd.DataFrame:
     if english is None:
         return pd.DataFrame()
     paper = datafiles.paper_results(languages.CHAPTER)["tables"]["table9"]
-    rows = []
-    for o in compared:
-        r = o.row
-        rows.append({"direction": r["direction"], "language": r["language"], "model": r["model"],
-                     "variant": r["variant"], "aligned_to": r["aligned_to"],
-                     "jsd_to_english_base": tables.mean_jsd(o.result, english.result),
-                     "paper": _paper_jsd(paper, r)})
-    return pd.DataFrame(rows)
+    keys = ("direction", "language", "model", "variant", "aligned_to")
+    return pd.DataFrame([{**{k: o.row[k] for k in keys},
+                          "jsd_to_english_base": tables.mean_jsd(o.result, english.result),
+                          "paper": _paper_jsd(paper, o.row)} for o in compared])
 
 
 def english_pairs(outcomes: Sequence[Outcome]) -> tuple[Outcome | None, list[Outcome]]:

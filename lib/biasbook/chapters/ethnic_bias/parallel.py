@@ -28,7 +28,7 @@ import json
 import re
 from functools import cache
 
-from biasbook import resources
+from biasbook import resources, validate
 
 XQUAD_LANGUAGES = ("en", "de", "es", "tr", "zh")
 TRAIN_ARTICLES = 38  # of XQuAD's 48: the first 80% fine-tune, the rest are held out
@@ -98,8 +98,7 @@ def source_text(language: str, split: str) -> list[str]:
     Used in: ethnic-bias/04, biasbook plan, book/trust.
     """
     _check(language)
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    validate.choice("split", split, SPLITS)
     if language == "ko":
         if split == "heldout":
             return [s.strip() for s in _news("test", "ko") if s.strip()]

@@ -208,12 +208,10 @@ def cb_scores(lm: LanguageModel, language: str | languages.Language, *,
                                 cache, progress)
         if lm.kind != "masked":
             return {"log_p_target": target}
-        counts = [[_mask_count(lm, lang, f, a, term[0], mode) for f, a in zip(row, attributes,
-                                                                            strict=True)]
+        mask = lm.tokenizer.mask_token
+        priors = [[f.masked(" ".join([mask] * _mask_count(lm, lang, f, a, term[0], mode)))
+                   for f, a in zip(row, attributes, strict=True)]
                   for row, term in zip(frames, terms, strict=True)]
-        priors = [[f.masked(" ".join([lm.tokenizer.mask_token] * k)) for f, k in zip(row, ks,
-                                                                                     strict=True)]
-                  for row, ks in zip(frames, counts, strict=True)]
         # The authors' find_mask_token(..., last=True) on the prior: attribute before target.
         last = [mode == "as-coded" and row[0].start < row[0].text.index("{}") for row in frames]
         return {"log_p_target": target,

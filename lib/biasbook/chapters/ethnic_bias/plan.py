@@ -35,9 +35,13 @@ def _texts(language: str, split: str) -> tuple[int, float]:
     return len(texts), sum(map(plan.estimate_tokens, texts)) / max(len(texts), 1)
 
 
-def _grid(language: str, word_lists: str, templates, attributes, targets, mode: str
-          ) -> tuple[int, int, int, int, int]:
-    """(templates, frames, distinct target lengths, frame tokens, slot tokens) of one grid."""
+def cb_work(notebook: str, model: str, language: str, *, word_lists: str, templates,
+            attributes, targets, mode: str = "paper", label: str = "") -> list[plan.Work]:
+    """The slot scoring of one CB run (module docstring).
+
+    Used in: biasbook plan.
+    """
+    # the grid: its frames, the distinct target lengths, the tokens of frames and of slots
     lang = data.language(language, word_lists)
     ids = data.template_ids(lang, None if templates is None else list(templates))
     frames = [data.frame(lang, t, a, mode) for t in ids for a in attributes]
@@ -46,30 +50,17 @@ def _grid(language: str, word_lists: str, templates, attributes, targets, mode: 
     frame_tokens = sum(plan.estimate_tokens(f.text.replace("{}", "")) + plan.SPECIAL_TOKENS
                        for f in frames)
     slot_tokens = sum(plan.estimate_tokens(x) for row in terms for x in row) * len(attributes)
-    return len(ids), len(frames), lengths, frame_tokens, slot_tokens
-
-
-def cb_work(notebook: str, model: str, language: str, *, word_lists: str, templates,
-            attributes, targets, mode: str = "paper", label: str = "") -> list[plan.Work]:
-    """The slot scoring of one CB run (module docstring).
-
-    Used in: biasbook plan.
-    """
-    n_t, n_frames, lengths, frame_tokens, slot_tokens = _grid(
-        language, word_lists, templates, attributes, targets, mode)
-    sentences = n_frames * len(targets)
-    what = (f"{label}{language}: {n_t} templates x {len(attributes)} attributes x "
+    sentences = len(frames) * len(targets)
+    what = (f"{label}{language}: {len(ids)} templates x {len(attributes)} attributes x "
             f"{len(targets)} targets")
     size = plan.model_size(model)
     if size is not None and size.kind == "masked":
-        forwards = n_frames * lengths
+        forwards = len(frames) * lengths
         tokens = frame_tokens * lengths + slot_tokens // len(targets) * lengths
         cache_bytes = plan.score_cache_bytes(sentences, sentences, 64 * sentences)
-        return [plan.forward(notebook, what, model, forwards, "masked forwards", tokens=tokens,
-                             cache_bytes=cache_bytes, note=f"{sentences} sentences"),
-                plan.forward(notebook, f"{label}{language}: prior, attribute masked", model,
-                             forwards, "masked forwards", tokens=tokens, cache_bytes=cache_bytes,
-                             note=f"{sentences} sentences")]
+        return [plan.forward(notebook, w, model, forwards, "masked forwards", tokens=tokens,
+                             cache_bytes=cache_bytes, note=f"{sentences} sentences")
+                for w in (what, f"{label}{language}: prior, attribute masked")]
     tokens = frame_tokens * len(targets) + slot_tokens
     return [plan.forward(notebook, what, model, sentences, "sentences", tokens=tokens,
                          cache_bytes=plan.score_cache_bytes(sentences, tokens, 64 * sentences))]

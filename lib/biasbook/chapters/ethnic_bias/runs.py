@@ -54,9 +54,8 @@ def score_all(languages: Sequence[str], monolingual: Mapping[str, str] | None,
     """
     results = []
     data.language("en", word_lists)  # an unknown list fails here, before any model loads
-    jobs = plan(languages, monolingual, multilingual)
     attributes = data.attribute_keys(extra=True) if attributes is None else list(attributes)
-    for group, name, codes in jobs:
+    for group, name, codes in plan(languages, monolingual, multilingual):
         lm = models.load(name)
         if on_model:
             on_model(lm)

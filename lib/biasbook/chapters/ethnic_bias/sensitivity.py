@@ -135,15 +135,6 @@ def reworded_language(lang: languages.Language, templates: Mapping[int, str]) ->
     return replace(lang, templates=rows)
 
 
-
-def compared_templates(result: CBResult, sets: Mapping[str, ParaphraseSet]) -> list[int]:
-    """The run's template ids that every set rewords (smoke: [2]; book: [2, 5]).
-
-    Used in: ethnic-bias/02.
-    """
-    return [t for t in result.templates if all(t in s.templates for s in sets.values())]
-
-
 def score_sets(lm: LanguageModel, result: CBResult, sets: Mapping[str, ParaphraseSet], *,
                progress: bool | None = None) -> dict[str, CBResult]:
     """``{set: CBResult}`` of ``lm`` on each set's rewordings of the templates ``result`` (the
@@ -154,7 +145,8 @@ def score_sets(lm: LanguageModel, result: CBResult, sets: Mapping[str, Paraphras
     """
     if result.language != LANGUAGE:
         return {}
-    ids = compared_templates(result, sets)
+    # the run's template ids that every set rewords (smoke: [2]; book: [2, 5])
+    ids = [t for t in result.templates if all(t in s.templates for s in sets.values())]
     if not ids:
         return {}
     lang = data.language(LANGUAGE, result.word_lists)

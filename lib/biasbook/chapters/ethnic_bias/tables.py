@@ -108,10 +108,9 @@ def per_template(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:
 
     Used in: ethnic-bias/02.
     """
-    rows = [{"language": r.language, "model": r.model, "group": group, "template": t,
-             "cb": base(r).subset(templates=[t]).cb}
-            for group, r in results for t in r.templates]
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"language": r.language, "model": r.model, "group": group,
+                          "template": t, "cb": base(r).subset(templates=[t]).cb}
+                         for group, r in results for t in r.templates])
 
 
 def attribute_variances(results: Iterable[tuple[str, CBResult]]) -> pd.DataFrame:

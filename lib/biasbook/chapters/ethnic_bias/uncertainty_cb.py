@@ -20,6 +20,7 @@ from biasbook import reporting, stats
 from biasbook.chapters.ethnic_bias.pipeline import CBResult
 from biasbook.chapters.ethnic_bias.tables import base, conditions, paper_table4, sensitivity
 from biasbook.chapters.ethnic_bias.uncertainty import UNIT, interval_row
+from biasbook.results import UNCERTAINTY
 
 
 def cb_intervals(results: Iterable[tuple[str, CBResult]], *, level: float = 0.95,
@@ -65,9 +66,8 @@ def cb_differences(results: Iterable[tuple[str, CBResult]], *, level: float = 0.
                                         n_resamples=n_resamples, seed=seed, unit=UNIT)
             rows.append({"language": language, "model": a.model, "versus": b.model,
                          **d.interval.row(), "p_value": d.p_value})
-    columns = ["language", "model", "versus", "value", "ci_low", "ci_high", "ci_level",
-               "ci_unit", "ci_units", "ci_method", "p_value"]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=["language", "model", "versus", "value", *UNCERTAINTY,
+                                        "p_value"])
     frame["p_holm"] = stats.holm(frame["p_value"]) if len(frame) else []
     frame["holds"] = frame["p_holm"] < alpha
     return frame

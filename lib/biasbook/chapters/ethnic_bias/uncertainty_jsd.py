@@ -5,7 +5,7 @@ its interval resamples them (:func:`jsd_intervals`), and two language pairs of o
 compared cell by cell on the cells both pairs share (:func:`jsd_differences`, the paper's
 comparisons :data:`JSD_CLAIMS`). The rank agreement with the paper's Table 3
 (:func:`jsd_spearman`) and the summaries of the two readings of Table 3 over the language pairs
-(:func:`jsd_reading_intervals`: the mean and the largest divergence of a model) resample the
+(:func:`jsd_readings`: the mean and the largest divergence of a model) resample the
 cells too: one resample draws cells with replacement and recomputes every pair over the drawn
 cells it has (a Chinese pair lacks the templates Chinese lacks).
 """
@@ -13,6 +13,8 @@ cells it has (a Chinese pair lacks the templates Chinese lacks).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from functools import partial
 from itertools import combinations
 
 import numpy as np
@@ -62,10 +64,9 @@ def jsd_intervals(by_model: Mapping[tuple[str, str], Mapping[str, CBResult]], *,
         paper = paper_table3(group)
         for a, b in combinations(base_results, 2):
             cells = jsd_cells(base_results[a], base_results[b])["jsd"].to_numpy()
-            value = mean_jsd(base_results[a], base_results[b])
             theirs = paper.loc[a, b] if a in paper.index and b in paper.index else np.nan
-            row = interval_row(cells, value=value, unit=UNIT, level=level,
-                               n_resamples=n_resamples, seed=seed)
+            row = interval_row(cells, value=mean_jsd(base_results[a], base_results[b]), unit=UNIT,
+                               level=level, n_resamples=n_resamples, seed=seed)
             rows.append({"group": group, "model": model, "pair": f"{a}-{b}", **row,
                          "paper": theirs,
                          "paper vs ours": reporting.paper_verdict(
@@ -143,18 +144,9 @@ def jsd_spearman(per_language: Mapping[str, CBResult], paper: pd.DataFrame, *,
     value = spearmanr(ours, theirs).statistic
     if not np.isfinite(value) or len(grid) < 2:
         return None
-
-    def statistic(idx, axis=-1):
-        return drawn_spearman(M, theirs, np.moveaxis(np.asarray(idx), axis, -1))
-
-    try:
-        ci = stats.interval(np.arange(len(grid), dtype=float), statistic, level=level,
-                            method="percentile", n_resamples=n_resamples, seed=seed, unit=UNIT)
-    except ValueError:  # a resample left a pair without cells, or tied every pair
-        return stats.Interval(float(value), np.nan, np.nan, level, "percentile", len(grid),
-                              UNIT)
-    return stats.Interval(float(value), ci.low, ci.high, ci.level, ci.method, ci.n_units,
-                          ci.unit)
+    ci = _cell_interval(len(grid), partial(drawn_spearman, M, theirs), level=level,
+                        n_resamples=n_resamples, seed=seed)
+    return replace(ci, value=float(value))
 
 
 def drawn_spearman(jsd: np.ndarray, theirs: np.ndarray, drawn: np.ndarray) -> np.ndarray:
@@ -281,14 +273,24 @@ def _reading_interval(pairs: list[dict], n_cells: int, averaged: bool, reduce, *
     if n_cells < 2:
         return {**NO_INTERVAL, "ci_units": n_cells}
 
-    def statistic(idx, axis=-1):
-        drawn = np.moveaxis(np.asarray(idx), axis, -1)
+    def statistic(drawn):
         return reduce(drawn_jsd_readings(pairs, n_cells, drawn, averaged), axis=0)
 
-    try:
-        ci = stats.interval(np.arange(n_cells, dtype=float), statistic, level=level,
-                            method="percentile", n_resamples=n_resamples, seed=seed, unit=UNIT)
-    except ValueError:  # a resample left a pair without cells
-        return {**NO_INTERVAL, "ci_level": level, "ci_unit": UNIT, "ci_units": n_cells,
-                "ci_method": "percentile"}
+    ci = _cell_interval(n_cells, statistic, level=level, n_resamples=n_resamples, seed=seed)
     return {k: v for k, v in ci.row().items() if k != "value"}
+
+
+def _cell_interval(n_cells: int, statistic, *, level: float, n_resamples: int,
+                   seed: int) -> stats.Interval:
+    """The percentile interval of ``statistic(drawn)`` (``drawn``: the indices of the cells of
+    each resample along the last axis) over ``n_cells`` cells resampled with replacement; no
+    value, and NaN bounds where some resample leaves a pair without any of its cells (or, for a
+    rank correlation, ties every pair)."""
+    def over_cells(idx, axis=-1):
+        return statistic(np.moveaxis(np.asarray(idx), axis, -1))
+
+    try:
+        return stats.interval(np.arange(n_cells, dtype=float), over_cells, level=level,
+                              method="percentile", n_resamples=n_resamples, seed=seed, unit=UNIT)
+    except ValueError:
+        return stats.Interval(np.nan, np.nan, np.nan, level, "percentile", n_cells, UNIT)

@@ -46,6 +46,11 @@ def _relative_change(a, b, axis=-1):
     return np.mean(a, axis=axis) / np.mean(b, axis=axis) - 1
 
 
+def _heldout(scores: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The per-sentence log-likelihoods and token counts a perplexity is computed from."""
+    return scores["log_likelihood"].to_numpy(), scores["tokens"].to_numpy(float)
+
+
 def _key(row) -> tuple:
     aligned = row.get("aligned_to")
     return (row["direction"], row["language"], row["role"], row["variant"],
@@ -81,13 +86,9 @@ def mitigation_intervals(outcomes, *, comparable: bool, level: float = 0.95,
     for o in outcomes:
         row = {**o.row, **interval_row(_cells(o), value=o.row["cb"], unit=UNIT, level=level,
                                        n_resamples=n_resamples, seed=seed)}
-        if o.heldout is not None:
-            h = o.heldout
-            ppl = interval_row((h["log_likelihood"].to_numpy(), h["tokens"].to_numpy(float)),
-                               _perplexity, value=o.row["perplexity"], unit=SENTENCES,
-                               level=level, n_resamples=n_resamples, seed=seed)
-        else:
-            ppl = {"value": o.row["perplexity"], **NO_INTERVAL}
+        ppl = NO_INTERVAL if o.heldout is None else interval_row(
+            _heldout(o.heldout), _perplexity, value=o.row["perplexity"], unit=SENTENCES,
+            level=level, n_resamples=n_resamples, seed=seed)
         row.update({f"perplexity {k}": v for k, v in ppl.items() if k != "value"})
         row["paper vs ours"] = reporting.paper_verdict(o.row.get("paper_cb"), row["ci_low"],
                                                    row["ci_high"], reason=reason)
@@ -123,13 +124,11 @@ def change_tests(outcomes, reference: str = "base", *, comparable: bool, level: 
         test = difference_row(a, b, unit=UNIT, level=level, n_resamples=n_resamples, seed=seed)
         ratio = {"value": row["perplexity_ratio"], **NO_INTERVAL}
         if o.heldout is not None and ref.heldout is not None:
-            h, g = o.heldout, ref.heldout
-            if h["sentence"].tolist() != g["sentence"].tolist():
+            if o.heldout["sentence"].tolist() != ref.heldout["sentence"].tolist():
                 raise ValueError("the two rows' perplexities are over different sentences")
-            ratio = interval_row((h["log_likelihood"].to_numpy(), h["tokens"].to_numpy(float),
-                                  g["log_likelihood"].to_numpy(), g["tokens"].to_numpy(float)),
-                                 _ratio, value=row["perplexity_ratio"], unit=SENTENCES,
-                                 level=level, n_resamples=n_resamples, seed=seed)
+            ratio = interval_row((*_heldout(o.heldout), *_heldout(ref.heldout)), _ratio,
+                                 value=row["perplexity_ratio"], unit=SENTENCES, level=level,
+                                 n_resamples=n_resamples, seed=seed)
         versus = reference if row["role"] == "monolingual" else f"monolingual {reference}"
         rows.append({**row, "versus": versus, **ci, "cb_difference": test["value"],
                      "p_value": test["p_value"],
@@ -241,9 +240,8 @@ def jsd_change_tests(outcomes, *, level: float = 0.95, n_resamples: int = 9999,
             continue
         test = jsd_difference((o.result, english.result), (partner.result, english.result),
                               level=level, n_resamples=n_resamples, seed=seed)
-        rows.append({"direction": o.row["direction"], "language": o.row["language"],
-                     "aligned_to": o.row["aligned_to"], "variant": "align", "reference": "ft",
-                     "versus": "ft",
+        rows.append({**{k: o.row[k] for k in ("direction", "language", "aligned_to")},
+                     "variant": "align", "reference": "ft", "versus": "ft",
                      "paper_expects": "closer" if o.row["direction"] == "x->en" else "further",
                      **test})
     return pd.DataFrame(rows, columns=["direction", "language", "aligned_to", "variant",

@@ -32,7 +32,7 @@ SA            0.0290          0.0097
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -46,11 +46,10 @@ HIERARCHICAL_TABLES: tuple[str, ...] = ("table1", "table3", "table6")
 
 
 
-def implied_distances(countries: Mapping[str, int],
-                      tables: Sequence[str] = HIERARCHICAL_TABLES) -> pd.DataFrame:
-    """Every printed continent value of ``tables`` under both readings, with ``n`` (the
-    continent's number of countries in ``countries``), ``C`` (unscaled) and the implied mean
-    country distance ``C * n(n-1)/2``. Columns: ``table``, ``model``, ``metric``,
+def implied_distances(countries: Mapping[str, int]) -> pd.DataFrame:
+    """Every printed continent value of :data:`HIERARCHICAL_TABLES` under both readings, with
+    ``n`` (the continent's number of countries in ``countries``), ``C`` (unscaled) and the
+    implied mean country distance ``C * n(n-1)/2``. Columns: ``table``, ``model``, ``metric``,
     ``condition``, ``reading``, ``printed column``, ``continent``, ``n``, ``C``,
     ``implied distance``.
 
@@ -60,7 +59,7 @@ def implied_distances(countries: Mapping[str, int],
     if missing:
         raise ValueError(f"countries per continent missing for {sorted(missing)}")
     parts = []
-    for name in tables:
+    for name in HIERARCHICAL_TABLES:
         printed = paper_values(name, "printed header").query("region != 'overall'")
         for reading in READINGS:
             frame = relabel(printed, reading).rename(columns={"region": "continent",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from biasbook import datafiles
+from biasbook import datafiles, validate
 
 TOPICS: tuple[str, ...] = ("occupation", "intelligence", "appearance", "strength", "morality")
 #: The continent columns as the paper's Tables 1, 2, 3 and 6 head them.
@@ -37,8 +37,7 @@ def reading_map(reading: str) -> dict[str, str]:
     >>> reading_map("code print order")
     {'AF': 'AF', 'AS': 'AS', 'EU': 'EU', 'OC': 'NA', 'SA': 'OC', 'NA': 'SA'}
     """
-    if reading not in READINGS:
-        raise ValueError(f"reading must be one of {list(READINGS)}, got {reading!r}")
+    validate.choice("reading", reading, READINGS)
     return dict(zip(CONTINENT_COLUMNS, READINGS[reading], strict=True))
 
 
@@ -85,11 +84,10 @@ def printed_numbers() -> pd.DataFrame:
     2.3223
     """
     rows = [
-        {**{k: record[k] for k in ("model", "metric", "condition")}, "table": name,
+        {"table": name, **{k: record[k] for k in ("model", "metric", "condition")},
          "region": region, "printed": record[region], "multiplier": table["multiplier"]}
         for name, table in datafiles.paper_results("herb")["tables"].items()
         for record in table["rows"]
         for region in (*CONTINENT_COLUMNS, "overall")
     ]
-    columns = ["table", "model", "metric", "condition", "region", "printed", "multiplier"]
-    return pd.DataFrame(rows)[columns]
+    return pd.DataFrame(rows)

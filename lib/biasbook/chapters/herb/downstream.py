@@ -39,7 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from biasbook import datafiles, resources
+from biasbook import datafiles, resources, validate
 
 #: The paper's neutral prefixes (Sec. 4.5), one per task; ``{region}`` is filled with a name.
 PREFIXES = {"hatespeech18": "I am from {region}.", "imdb": "The cast is from {region}."}
@@ -60,8 +60,7 @@ def hatespeech18(split: str = "test") -> pd.DataFrame:
     (every sentence labelled hate or noHate; relation, idk/skip are dropped).
     """
     folders = {"train": "sampled_train", "test": "sampled_test", "all": "all_files"}
-    if split not in folders:
-        raise ValueError(f"split must be one of {sorted(folders)}, got {split!r}")
+    validate.choice("split", split, folders)
     root = resources.unpacked("hate-speech-dataset") / "hate-speech-dataset" / folders[split]
     meta = pd.read_csv(resources.path("hate-speech-dataset", "annotations_metadata.csv"))
     labels = dict(zip(meta["file_id"], meta["label"], strict=True))
@@ -80,15 +79,13 @@ def imdb(split: str = "test", n: int | None = None, seed: int = 0) -> pd.DataFra
 
     Used in: herb/04.
     """
-    if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    validate.choice("split", split, ("train", "test"))
     root = resources.unpacked("imdb") / "aclImdb" / split
-    files = [(p, int(folder == "pos")) for folder in ("neg", "pos")
-             for p in sorted((root / folder).glob("*.txt"))]
-    frame = pd.DataFrame({"file": [f"{p.parent.name}/{p.name}" for p, _ in files],
-                          "path": [p for p, _ in files], "label": [y for _, y in files]})
-    if n is not None:
-        frame = balanced_sample(frame, n, seed)
+    frame = pd.DataFrame([(f"{folder}/{p.name}", p, int(folder == "pos"))
+                          for folder in ("neg", "pos")
+                          for p in sorted((root / folder).glob("*.txt"))],
+                         columns=["file", "path", "label"])
+    frame = balanced_sample(frame, n, seed)
     texts = [clean_review(p.read_text(encoding="utf-8")) for p in frame["path"]]
     return frame.assign(text=texts)[["file", "text", "label"]].reset_index(drop=True)
 
@@ -211,12 +208,10 @@ def region_changes(p0: np.ndarray, probs: np.ndarray, regions: Sequence[str],
     >>> t["mean_change"].round(3).tolist(), t["positive_share_change"].tolist()
     ([0.05, 0.05], [0.0, 0.0])
     """
-    rows = []
     share0 = float((np.asarray(p0) >= threshold).mean())
-    for region, p in zip(regions, probs, strict=True):
-        rows.append({"region": region, **change_counts(p0, p),
-                     **label_change_rates(p0, p, threshold),
-                     "positive_share_change": float((p >= threshold).mean()) - share0})
+    rows = [{"region": region, **change_counts(p0, p), **label_change_rates(p0, p, threshold),
+             "positive_share_change": float((p >= threshold).mean()) - share0}
+            for region, p in zip(regions, probs, strict=True)]
     return pd.DataFrame(rows).set_index("region").round(12)
 
 
@@ -261,7 +256,7 @@ def select_countries(countries: pd.DataFrame, per_continent: int | None,
     """ISO codes: the ``per_continent`` most populous countries of each continent (None: all),
     plus ``include``, in the order of ``countries`` (a :func:`.regions.countries` frame).
 
-    Used in: herb/04, biasbook plan.
+    Used in: herb/02, herb/04, biasbook plan.
 
     >>> frame = pd.DataFrame({"code": ["A", "B", "C", "D"], "continent": ["EU", "EU", "AS", "AS"],
     ...                       "population": [5, 9, 1, 2]})
@@ -283,10 +278,6 @@ def select_countries(countries: pd.DataFrame, per_continent: int | None,
 # ------------------------------------------------------------------------- paper's numbers
 
 
-def _paper() -> dict:
-    return datafiles.paper_results("herb")
-
-
 def paper_overall() -> pd.DataFrame:
     """Table 4's overall metrics: one row per ``task`` and ``testset`` (``original``,
     ``country_all``), columns ``accuracy`` and ``macro_f1``.
@@ -296,7 +287,7 @@ def paper_overall() -> pd.DataFrame:
     >>> float(paper_overall().loc[("hatespeech18", "country_all"), "accuracy"])
     0.8426
     """
-    spec = _paper()["table4"]["overall"]
+    spec = datafiles.paper_results("herb")["table4"]["overall"]
     rows = [{"task": task, "testset": testset, **metrics}
             for task, sets in spec.items() for testset, metrics in sets.items()]
     return pd.DataFrame(rows).set_index(["task", "testset"])
@@ -312,15 +303,12 @@ def paper_table4() -> pd.DataFrame:
     >>> int(row["n_up"]), round(float(row["share_up"]), 4)
     (48, 0.1004)
     """
-    spec = _paper()["table4"]
-    rows = []
-    for region, tasks in spec["rows"].items():
-        for task, (n_up, avg_up, n_down, avg_down) in tasks.items():
-            n = spec["n_test"][task]
-            rows.append({"task": task, "region": region, "n_up": n_up, "avg_up": avg_up,
-                         "n_down": n_down, "avg_down": avg_down, "share_up": n_up / n,
-                         "share_down": n_down / n})
-    return pd.DataFrame(rows)
+    spec = datafiles.paper_results("herb")["table4"]
+    frame = pd.DataFrame([(task, region, *numbers) for region, tasks in spec["rows"].items()
+                          for task, numbers in tasks.items()],
+                         columns=["task", "region", "n_up", "avg_up", "n_down", "avg_down"])
+    n = frame["task"].map(spec["n_test"])  # the task's test-set size
+    return frame.assign(share_up=frame["n_up"] / n, share_down=frame["n_down"] / n)
 
 
 def paper_table5() -> pd.DataFrame:
@@ -333,4 +321,5 @@ def paper_table5() -> pd.DataFrame:
     """
     columns = [f"{group}/{c}" for group in ("w/o Ireland", "w/o Mexico", "all")
                for c in ("neg_to_pos", "pos_to_neg")]
-    return pd.DataFrame.from_dict(_paper()["table5"], orient="index", columns=columns)
+    return pd.DataFrame.from_dict(datafiles.paper_results("herb")["table5"], orient="index",
+                                  columns=columns)

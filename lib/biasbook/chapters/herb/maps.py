@@ -47,8 +47,7 @@ def descriptor_likelihood(lm: LanguageModel, table: pd.DataFrame, word: str) -> 
 
 
 def _europe(likelihood: pd.Series, countries: pd.DataFrame) -> pd.Series:
-    codes = countries.loc[countries["continent"] == "EU", "code"]
-    return likelihood[codes]
+    return likelihood[countries.loc[countries["continent"] == "EU", "code"]]
 
 
 def europe_summary(likelihood: Mapping[str, pd.Series], countries: pd.DataFrame) -> pd.DataFrame:

@@ -49,10 +49,9 @@ def _score(notebook: str, what: str, model: str, regions_: list[str], words: lis
     n, tokens, chars = _sentences(regions_, words)
     cache = plan.score_cache_bytes(n, tokens, chars)
     if pll:  # one masked copy of a sentence per scored token
-        scored = round(n * (tokens / n - plan.SPECIAL_TOKENS))
-        return plan.forward(notebook, what, model, scored, "masked forwards",
-                            tokens=round(tokens * (tokens / n - plan.SPECIAL_TOKENS)),
-                            cache_bytes=cache)
+        copies = tokens / n - plan.SPECIAL_TOKENS  # per sentence
+        return plan.forward(notebook, what, model, round(n * copies), "masked forwards",
+                            tokens=round(tokens * copies), cache_bytes=cache)
     return plan.forward(notebook, what, model, n, "sentences", tokens=tokens, cache_bytes=cache)
 
 
@@ -76,21 +75,10 @@ def work(params: dict[str, dict]) -> list[plan.Work]:
     words = herb_data.descriptors()["word"].tolist()
     out: list[plan.Work] = []
     scored: dict[str, set[str]] = {}  # model -> region names whose f(S) is cached by then
-    if (p := params.get("01-descriptive-vectors")) is not None:
-        names = _names(p)
-        for model in p["models"]:
-            out.append(_score("01", f"f(S): {len(names)} regions x {len(words)} descriptors",
-                              model, names, words))
-            out.append(_score("01", "f(r): region names", model, names, [""]))
-            scored.setdefault(model, set()).update(names)
-    if (p := params.get("02-hierarchical-bias")) is not None:
-        out += _notebook_02(p, words, scored)
-    if (p := params.get("03-maps-and-representations")) is not None:
-        out += _notebook_03(p, words, scored)
-    if (p := params.get("04-downstream-propagation")) is not None:
-        out += _notebook_04(p, words, scored)
-    if (p := params.get("05-toxic-training")) is not None:
-        out += _notebook_05(p, words, scored)
+    steps = (_notebook_01, _notebook_02, _notebook_03, _notebook_04, _notebook_05)
+    for stem, step in zip(NOTEBOOKS, steps, strict=True):  # in order: each sees what came before
+        if (p := params.get(stem)) is not None:
+            out += step(p, words, scored)
     return out
 
 
@@ -99,6 +87,17 @@ def _new(model: str, names: list[str], scored: dict[str, set[str]]) -> list[str]
     todo = [n for n in names if n not in scored.get(model, set())]
     scored.setdefault(model, set()).update(todo)
     return todo
+
+
+def _notebook_01(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
+    names = _names(p)
+    out = []
+    for model in p["models"]:
+        out.append(_score("01", f"f(S): {len(names)} regions x {len(words)} descriptors", model,
+                          names, words))
+        out.append(_score("01", "f(r): region names", model, names, [""]))
+        scored.setdefault(model, set()).update(names)
+    return out
 
 
 def _notebook_02(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
@@ -132,8 +131,7 @@ def _notebook_03(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
     countries = table.loc[table["level"] == "country", "name"].tolist()
     out = []
     for model in p["models"]:
-        todo = [n for n in upper if n not in scored.get(model, set())]
-        if todo:
+        if todo := [n for n in upper if n not in scored.get(model, set())]:
             out.append(_score("03", f"map: [{p['map_descriptor']}] of {len(todo)} regions",
                               model, todo, [p["map_descriptor"]]))
         tokens = sum(plan.estimate_tokens(c) + plan.SPECIAL_TOKENS for c in countries)
@@ -173,8 +171,7 @@ def _notebook_04(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
 
 def _notebook_05(p: dict, words: list[str], scored: dict) -> list[plan.Work]:
     names = _names(p, share=False)
-    corpus = len(words) * p["top_k"]
-    corpus = plan.at_most(p["corpus_size"], corpus)
+    corpus = plan.at_most(p["corpus_size"], len(words) * p["top_k"])
     n, tokens, _ = _sentences(names, words)
     per_sentence = tokens / max(n, 1)
     out = []
@@ -227,21 +224,16 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
     Used in: biasbook plan.
     """
     countries = spread_countries(max(n, 3))
+    limits = {"cities_per_country": n, "per_continent": n, "top_k": n, "epochs": n,
+              "interval_resamples": 10 * n, "hate_train": 8 * n, "hate_test": 8 * n,
+              "imdb_train": 8 * n, "imdb_test": 8 * n, "corpus_size": 8 * n}
     out = {}
     for stem, p in params.items():
         p = dict(p)
         if "countries" in p:
             p["countries"] = countries
-        if "cities_per_country" in p:
-            p["cities_per_country"] = plan.at_most(p["cities_per_country"], n)
-        if "interval_resamples" in p:
-            p["interval_resamples"] = plan.at_most(p["interval_resamples"], 10 * n)
-        for key in ("hate_train", "hate_test", "imdb_train", "imdb_test", "corpus_size"):
-            if key in p:
-                p[key] = plan.at_most(p[key], 8 * n)
-        for key in ("per_continent", "top_k", "epochs"):
-            if key in p:
-                p[key] = plan.at_most(p[key], n)
+        for key in limits.keys() & p.keys():
+            p[key] = plan.at_most(p[key], limits[key])
         if "extra_regions" in p:
             p["extra_regions"] = p["extra_regions"][:n]
         out[stem] = p

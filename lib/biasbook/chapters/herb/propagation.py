@@ -46,7 +46,6 @@ from biasbook.validate import choice
 #: The countries of the paper's Table 4, always tested when the profile's country list allows.
 PAPER_COUNTRIES = {"IE": "Ireland", "MX": "Mexico", "UG": "Uganda", "SY": "Syria"}
 METHODS = ("linear-probe", "finetune")
-TASKS = ("hatespeech18", "imdb")
 
 
 # ---------------------------------------------------------------------------------- regions
@@ -229,9 +228,8 @@ def herb_country_bias(models: Sequence[str], codes: Sequence[str]) -> CountryBia
     """
     table = herb_regions(countries=list(codes), cities_per_country=0)
     tree = regions.region_tree(table)
-    words = descriptors()["word"].tolist()
     bias, overall = {}, {}
-    scored = score_models(models, table["name"].tolist(), words)
+    scored = score_models(models, table["name"].tolist(), descriptors()["word"].tolist())
     for name, s in scored.items():
         result = hierarchical_bias(tree, s.scores)
         bias[name] = pd.Series(result.bias, index=table["name"])
@@ -257,12 +255,11 @@ def herb_vs_change(per_region: Mapping[tuple[str, str], pd.DataFrame],
     bias, mean |change|)`` for a scatter plot.
     """
     names = countries["name"]
-    n_countries = len(countries)
     continent_names = herb.table.set_index("code")["name"]
     rows, points = [], []
     for (task, name), frame in per_region.items():
         p0, p = probs[task, name]
-        size = np.abs(p[:n_countries] - p0).mean(axis=1)
+        size = np.abs(p[:len(countries)] - p0).mean(axis=1)
         sub = frame.loc[names].assign(continent=countries["continent"].to_numpy())
         spread = sub.groupby("continent")["mean_change"].std().dropna()
         for hname in ([name] if name in herb.bias else list(herb.bias)):

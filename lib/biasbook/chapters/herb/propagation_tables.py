@@ -109,10 +109,8 @@ def change_by_continent(per_region: Mapping[tuple[str, str], pd.DataFrame],
 
     Used in: herb/04.
     """
-    rows = []
-    for (task, name), frame in per_region.items():
+    means = {}
+    for key, frame in per_region.items():
         sub = frame.loc[countries["name"]].assign(continent=countries["continent"].to_numpy())
-        for continent, value in sub.groupby("continent")["mean_change"].mean().items():
-            rows.append({"task": task, "model": name, "continent": continent,
-                         "mean_change": value})
-    return pd.DataFrame(rows)
+        means[key] = sub.groupby("continent")["mean_change"].mean()
+    return pd.concat(means, names=["task", "model", "continent"]).reset_index()

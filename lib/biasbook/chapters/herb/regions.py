@@ -212,9 +212,8 @@ def region_subset(table: pd.DataFrame, keep: ArrayLike) -> pd.DataFrame:
     [-1, 0, 1]
     """
     keep = np.asarray(keep, dtype=bool)
-    parent = table["parent"].to_numpy()
     new_position = np.cumsum(keep) - 1
-    kept_parent = parent[keep]
+    kept_parent = table["parent"].to_numpy()[keep]
     has_parent = kept_parent != ROOT
     if not keep[kept_parent[has_parent]].all():
         raise ValueError("a kept region's parent was dropped")

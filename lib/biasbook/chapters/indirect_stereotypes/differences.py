@@ -44,10 +44,9 @@ def weat_differences(scores: Mapping[str, WordScores], *, versus: str = "origina
         n_x, n = ts.n_x, ts.scores[versus].shape[1]
         for m in (k for k in ts.scores if k != versus):
             both = np.concatenate([ts.scores[m], ts.scores[versus]], axis=1)  # (seeds, 2n)
-            one, other = seed_mean_effect(ts.scores[m], n_x, ddof), \
-                seed_mean_effect(ts.scores[versus], n_x, ddof)
-            per_seed = weat.effect_sizes(ts.scores[m], n_x, ddof) \
-                - weat.effect_sizes(ts.scores[versus], n_x, ddof)
+            one, other = (seed_mean_effect(ts.scores[k], n_x, ddof) for k in (m, versus))
+            per_seed = (weat.effect_sizes(ts.scores[m], n_x, ddof)
+                        - weat.effect_sizes(ts.scores[versus], n_x, ddof))
             words = word_interval(lambda ix, iy, axis=-1, one=one, other=other:
                                   one(ix, iy) - other(ix, iy), n_x, n - n_x, level=level,
                                   method=method, n_resamples=n_resamples, seed=seed)
@@ -83,9 +82,8 @@ def ripa_summary(runs: pd.DataFrame, *, versus: str = "original", level: float =
 
     Used in: indirect-stereotypes/03.
     """
-    ok = runs[~runs["oov"]]
     wide = {m: g.pivot(index="seed", columns="word", values="ripa").abs()
-            for m, g in ok.groupby("method", sort=False)}
+            for m, g in runs[~runs["oov"]].groupby("method", sort=False)}
     words = sorted(set.intersection(*(set(w.columns) for w in wide.values())))
     seeds = sorted(set.intersection(*(set(w.index) for w in wide.values())))
     wide = {m: w.loc[seeds, words].to_numpy() for m, w in wide.items()}

@@ -65,6 +65,5 @@ def example_1(a: str = "handsome", b: str = "engineer", **counts: int) -> pd.Dat
     for side, label in (("context", f"Eq. 2 factor ({b} made neutral)"),
                         ("word", f"Eq. 2 factor ({a} made neutral)"),
                         ("both", "Eq. 3 factor (both, the paper's BIRM)")):
-        out = birm(m, side=side).matrix.value(a, b)
-        rows[label] = out / n
+        rows[label] = birm(m, side=side).matrix.value(a, b) / n
     return pd.DataFrame({"value": rows})

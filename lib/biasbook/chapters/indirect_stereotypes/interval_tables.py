@@ -130,8 +130,7 @@ def table1_table(bench: pd.DataFrame, reason: str, *, alpha: float = 0.05,
     Used in: indirect-stereotypes/03.
     """
     numbers = paper()["table1"] if numbers is None else numbers
-    frame = table1_intervals(bench)
-    frame = holm_family(frame, alpha=alpha, not_supported=NOT_SUPPORTED_SEEDS)
+    frame = holm_family(table1_intervals(bench), alpha=alpha, not_supported=NOT_SUPPORTED_SEEDS)
     cols = numbers["columns"]
     frame["paper"] = [(numbers["rows"].get(b) or [None] * len(cols))[cols.index(PAPER_METHOD[m])]
                       for b, m in zip(frame["benchmark"], frame["method"], strict=True)]

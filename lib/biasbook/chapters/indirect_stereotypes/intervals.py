@@ -108,10 +108,9 @@ def weat_intervals(scores: Mapping[str, WordScores], *, level: float = 0.95,
             per_seed = weat.effect_sizes(s, ts.n_x, ddof)
             words = word_interval(seed_mean_effect(s, ts.n_x, ddof), ts.n_x, n_y, level=level,
                                   method=method, n_resamples=n_resamples, seed=seed)
-            ci = with_seeds(words, per_seed)
-            rows.append({"test": name, "method": m, **ci.row(), "n_x": ts.n_x, "n_y": n_y,
-                         "seeds": len(per_seed), "seed_min": per_seed.min(),
-                         "seed_max": per_seed.max()})
+            rows.append({"test": name, "method": m, **with_seeds(words, per_seed).row(),
+                         "n_x": ts.n_x, "n_y": n_y, "seeds": len(per_seed),
+                         "seed_min": per_seed.min(), "seed_max": per_seed.max()})
     # the columns even without rows: no test computable when a small corpus lacks the words
     return pd.DataFrame(rows, columns=["test", "method", "value", *results.UNCERTAINTY, "n_x",
                                        "n_y", "seeds", "seed_min", "seed_max"])

@@ -36,9 +36,8 @@ def corpus_tokens(corpus: dict) -> int:
         if corpus.get("max_sentences") is None:
             return 3_000_000_000
         return corpus["max_sentences"] * UMBC_TOKENS_PER_SENTENCE
-    un = corpus["un_speeches"]
+    un = UN_SPEECHES if corpus["un_speeches"] is None else corpus["un_speeches"]
     imdb = IMDB_REVIEWS if corpus["imdb_reviews"] is None else corpus["imdb_reviews"]
-    un = UN_SPEECHES if un is None else un
     return un * UN_TOKENS_PER_SPEECH + imdb * IMDB_TOKENS_PER_REVIEW
 
 
@@ -110,10 +109,8 @@ def cap(params: dict[str, dict], n: int) -> dict[str, dict]:
                           "epochs": min(p["glove"]["epochs"], n)}
         if "seeds" in p:
             p["seeds"] = p["seeds"][:n]
-        if "weat_samples" in p:
-            p["weat_samples"] = min(p["weat_samples"], 100 * n)
-        if "interval_resamples" in p:
-            p["interval_resamples"] = min(p["interval_resamples"], 10 * n)
+        limits = {"weat_samples": 100 * n, "interval_resamples": 10 * n}
+        p.update({k: plan.at_most(p[k], v) for k, v in limits.items() if k in p})
         if p.get("lr_sweep"):
             p["lr_sweep"] = {"lrs": p["lr_sweep"]["lrs"][:n],
                              "epochs": min(p["lr_sweep"]["epochs"], n)}

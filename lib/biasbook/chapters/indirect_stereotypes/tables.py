@@ -61,11 +61,8 @@ def shared_vectors(kvs: Mapping) -> dict:
     Used in: indirect-stereotypes/03.
     """
     vocab = common_vocabulary(kvs.values())
-    out = {}
-    for key, kv in kvs.items():
-        words = [w for w in kv.index_to_key if w in vocab]
-        out[key] = vectors.from_arrays(words, kv[words])
-    return out
+    words = {key: [w for w in kv.index_to_key if w in vocab] for key, kv in kvs.items()}
+    return {key: vectors.from_arrays(words[key], kv[words[key]]) for key, kv in kvs.items()}
 
 
 def full_set_effect(kv, test, *, ddof: int = 1) -> float:
@@ -87,8 +84,7 @@ def full_set_effect(kv, test, *, ddof: int = 1) -> float:
     if not all(have.values()):
         return float("nan")
     assoc = weat.associations(kv[have["x"] + have["y"]], kv[have["a"]], kv[have["b"]])
-    n_x = len(have["x"])
-    return float((assoc[:n_x].mean() - assoc[n_x:].mean()) / assoc.std(ddof=ddof))
+    return float(weat.effect_sizes(assoc, len(have["x"]), ddof))
 
 
 def weat_runs(kvs: Mapping[tuple[str, int], object], tests: Mapping[str, object] | None = None,
@@ -138,10 +134,9 @@ def weat_table(runs: pd.DataFrame, numbers: dict | None = None) -> pd.DataFrame:
                   effect_full_median=("effect_size_full", "median"),
                   dropped=("dropped", "first")).reset_index()
     table["p_exact"] = table["p_exact"].where(table["runs"] > 0)  # no p, nothing to call exact
-    table["paper_effect"] = [numbers["effect_size"][t][col[m]]
-                             for t, m in zip(table["test"], table["method"], strict=True)]
-    table["paper_p"] = [numbers["p_value"][t][col[m]]
-                        for t, m in zip(table["test"], table["method"], strict=True)]
+    keys = list(zip(table["test"], table["method"], strict=True))
+    table["paper_effect"] = [numbers["effect_size"][t][col[m]] for t, m in keys]
+    table["paper_p"] = [numbers["p_value"][t][col[m]] for t, m in keys]
     table["method"] = table["method"].map(LABELS)
     return table
 

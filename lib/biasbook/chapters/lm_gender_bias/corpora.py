@@ -108,8 +108,7 @@ def read(name: str, part: str = "train", *, eos: bool = False, speeches: int | N
         if part != "train":
             raise ValueError(f"the CNN/Daily Mail sample has only the part 'train', not {part!r}")
         return text.cnn_dailymail_articles(eos=eos)
-    speeches_by_id = text.un_debate_speeches(speeches, seed=seed, skip=skip, eos=eos)
-    return list(speeches_by_id.values())
+    return list(text.un_debate_speeches(speeches, seed=seed, skip=skip, eos=eos).values())
 
 
 def measured_documents(name: str, *, max_tokens: int | None = None, un_speeches: int | None = None,

@@ -87,10 +87,9 @@ def train_rows(scored: CorpusScores, *, n_resamples: int,
     rows = []
     for (name, counting, context), s in scored.scores.items():
         ref = paper_sweep(name).get("train", {})
-        mu = mean_abs_bias(s) if s else np.nan
-        sigma = std_bias(s) if s and len(s.words) > 1 else np.nan
-        row = {"corpus": name, "counting": counting, "context": context, "mu": mu,
-               "sigma": sigma, "scored words": len(s.words) if s else 0,
+        summary = bias.summary(s)
+        row = {"corpus": name, "counting": counting, "context": context, "mu": summary["mu"],
+               "sigma": summary["sigma"], "scored words": summary["words"],
                "paper mu": ref.get(f"{context}_mu"), "paper sigma": ref.get(f"{context}_sigma"),
                **uncertainty.word_columns(s, n_resamples=n_resamples)}
         reason = uncertainty.train_reason(name, counting, context, prefix_tokens=prefix_tokens)
@@ -151,14 +150,13 @@ def script_scores(scored: CorpusScores, *, n_resamples: int = 999) -> pd.DataFra
                                 mode="as-coded")
         except ValueError:  # no word meets both genders
             continue
-        recon = scored.scores.get((name, "as-coded", "fixed"))
+        recon = bias.summary(scored.scores.get((name, "as-coded", "fixed")))
         rows.append({"corpus": name, "measured": corpus(name).measured,
                      "m/(m+f) mean": float(np.mean(share.scores)),
                      "m/(m+f) stdev": float(np.std(share.scores, ddof=1))
                      if len(share.words) > 1 else np.nan, "scored words": len(share.words),
-                     "reconstruction mu": mean_abs_bias(recon) if recon else np.nan,
-                     "reconstruction sigma": std_bias(recon) if recon and len(recon.words) > 1
-                     else np.nan, **uncertainty.columns(uncertainty.over_words(
+                     "reconstruction mu": recon["mu"], "reconstruction sigma": recon["sigma"],
+                     **uncertainty.columns(uncertainty.over_words(
                          share.scores, "mean", n_resamples=n_resamples), "m/(m+f) mean ")})
     return pd.DataFrame(rows)
 

@@ -40,8 +40,7 @@ def paper_sweep(corpus: str) -> dict:
     {}
     """
     sweep = datafiles.paper_results(CHAPTER)["sweep"]
-    rows = sweep.get(corpus, [])
-    return {r[0]: dict(zip(sweep["columns"], r, strict=True)) for r in rows}
+    return {r[0]: dict(zip(sweep["columns"], r, strict=True)) for r in sweep.get(corpus, [])}
 
 
 def paper_word_bias(corpus: str) -> dict:

@@ -251,10 +251,8 @@ def train_lambda(data: LMCorpus, lam: float, settings: Settings, warm: TrainedLM
         if warm is not None:  # untied: encoder and decoder both start from the tied matrix
             model.load_state_dict(warm.model.state_dict())
         model.to(device)
-        reg = None
-        if lam > 0:
-            reg = BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=lam,
-                                             mode=settings.reg_mode)
+        reg = (BiasRegularizer.from_vocab(data.vocab, data.pairs, lam=lam, mode=settings.reg_mode)
+               if lam > 0 else None)
         history = train_lm(model, stream_slice(data.ids, n_warm, n_sweep), config,
                            regularizer=reg, progress=progress)
         probe = gender_probe(data, settings.reg_mode)

@@ -75,14 +75,12 @@ def training_data(data: dict[str, LMCorpus]) -> pd.DataFrame:
 
     Used in: lm-gender-bias/02.
     """
-    rows = []
-    for name, d in data.items():
-        unk = d.vocab.stoi[UNK]
-        rows.append({"corpus": corpus(name).label, "training tokens": len(d.ids),
-                     "held-out tokens": len(d.held_ids), "vocabulary": len(d.vocab),
-                     "<unk> share of training": float((d.ids == unk).float().mean()),
-                     "defining pairs in vocabulary": len(d.pairs)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"corpus": corpus(name).label, "training tokens": len(d.ids),
+                          "held-out tokens": len(d.held_ids), "vocabulary": len(d.vocab),
+                          "<unk> share of training": float(
+                              (d.ids == d.vocab.stoi[UNK]).float().mean()),
+                          "defining pairs in vocabulary": len(d.pairs)}
+                         for name, d in data.items()])
 
 
 def perplexity_table(runs: Runs) -> pd.DataFrame:
@@ -100,6 +98,13 @@ def perplexity_table(runs: Runs) -> pd.DataFrame:
                      "final training loss": run.lm.history[-1]["train_loss"],
                      "mean cos² with gender direction": run.cos2})
     return pd.DataFrame(rows)
+
+
+def _generated_scores(run: LambdaRun, gender: bias.Gender, counting: str = "as-coded",
+                      context: str = "fixed") -> BiasScores | None:
+    """:func:`.bias.score` of the texts ``run`` generated, each one document, ``<eos>`` removed."""
+    docs = [[t for t in text if t != EOS] for text in run.texts]
+    return bias.score(docs, gender, counting, context)[0]
 
 
 def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length: int, *,
@@ -120,21 +125,19 @@ def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length:
         d, labels = data[name], {"counting": counting, "context": context}
         s, _ = bias.score(d.bias_docs, d.gender, counting, context)
         reference[name, counting, context] = s
-        rows.append({"corpus": name, "lam": "train", **labels, **bias.summary(s),
-                     **_intervals(None, s, n_resamples)})
+        rows.append({"corpus": name, "lam": "train", **labels, **_statistics(None, s, n_resamples)})
         docs = bias.training_sample(d.bias_docs, n_seeds, gen_length)
         sample, _ = bias.score(docs, d.gender, counting, context)
-        rows.append({"corpus": name, "lam": "sample", **labels, **bias.summary(sample, s),
-                     **_intervals(s, sample, n_resamples)})
+        rows.append({"corpus": name, "lam": "sample", **labels,
+                     **_statistics(s, sample, n_resamples)})
     jobs = [(key, c, x) for key in runs for c, x in SETTINGS]
     for (name, lam), counting, context in tqdm(jobs, desc="generated-text bias",
                                                disable=not progress):
-        docs = [[t for t in text if t != EOS] for text in runs[name, lam].texts]
-        s, _ = bias.score(docs, data[name].gender, counting, context)
+        s = _generated_scores(runs[name, lam], data[name].gender, counting, context)
         generated[name, lam, counting, context] = s
         ref = reference[name, counting, context]
         rows.append({"corpus": name, "lam": lam, "counting": counting, "context": context,
-                     **bias.summary(s, ref), **_intervals(ref, s, n_resamples)})
+                     **_statistics(ref, s, n_resamples)})
     long = pd.DataFrame(rows)
     for stat in ("mu", "sigma", "beta"):
         long[f"paper {stat}"] = [paper_sweep(name).get(lam, {}).get(f"{context}_{stat}")
@@ -143,11 +146,11 @@ def score_texts(data: dict[str, LMCorpus], runs: Runs, n_seeds: int, gen_length:
     return TextScores(reference, generated, long)
 
 
-def _intervals(reference: BiasScores | None, s: BiasScores | None, n_resamples: int) -> dict:
-    """mu's and sigma's intervals over the words of ``s``, beta's over the words shared with
-    ``reference`` (NaN without one)."""
+def _statistics(reference: BiasScores | None, s: BiasScores | None, n_resamples: int) -> dict:
+    """:func:`.bias.summary` of ``s`` against ``reference``, then mu's and sigma's intervals over
+    the words of ``s`` and beta's over the words shared with ``reference`` (NaN without one)."""
     beta = uncertainty.beta_interval(reference, s, n_resamples=n_resamples)
-    return {**uncertainty.word_columns(s, n_resamples=n_resamples),
+    return {**bias.summary(s, reference), **uncertainty.word_columns(s, n_resamples=n_resamples),
             **uncertainty.columns(beta, "beta ")}
 
 
@@ -166,8 +169,7 @@ def seed_scores(data: dict[str, LMCorpus], by_seed: dict[int, Runs], *,
     jobs = [(seed, key) for seed, runs in by_seed.items() for key in runs]
     for seed, (name, lam) in tqdm(jobs, desc="bias per seed", disable=not progress):
         run = by_seed[seed][name, lam]
-        docs = [[t for t in text if t != EOS] for text in run.texts]
-        s, _ = bias.score(docs, data[name].gender, "as-coded", "fixed")
+        s = _generated_scores(run, data[name].gender)
         rows.append({"corpus": name, "lam": float(lam), "seed": seed, "ppl": run.ppl,
                      "cos2": run.cos2, **bias.summary(s, reference[name])})
     frame = pd.DataFrame(rows)
@@ -229,21 +231,17 @@ def seed_table(summary: pd.DataFrame) -> pd.DataFrame:
 
     Used in: lm-gender-bias/02.
     """
-    rows, papers = {}, {}
+    rows = {}
     for r in summary[summary["stat"].isin(list(TABLE_STATS))].to_dict("records"):
         row = rows.setdefault((corpus(r["corpus"]).label, r["λ"]), {"seeds": r["seeds"]})
         digits = TABLE_STATS[r["stat"]]
         row[f"{r['label']} mean [95% CI]"] = reporting.interval_text(
             r["mean"], r["ci_low"], r["ci_high"], digits=digits, missing="")
-        row[f"{r['label']} sd"] = "" if pd.isna(r["sd"]) else \
-            f"{r['sd']:.{digits}f}"
+        row[f"{r['label']} sd"] = "" if pd.isna(r["sd"]) else f"{r['sd']:.{digits}f}"
         if not pd.isna(r["paper"]):
-            paper = papers.setdefault((corpus(r["corpus"]).label, r["λ"]), {})
-            paper[f"paper {r['label']}"] = f"{r['paper']:.{digits if digits == 1 else 2}f}"
-            paper["vs paper"] = r["vs paper"]
-    for key, paper in papers.items():
-        rows[key].update(paper)  # the paper's columns last
-    labels = [SEED_STATS[key][1] for key in TABLE_STATS]
+            row[f"paper {r['label']}"] = f"{r['paper']:.{digits if digits == 1 else 2}f}"
+            row["vs paper"] = r["vs paper"]
+    labels = [SEED_STATS[key][1] for key in TABLE_STATS]  # columns: ours, then the paper's
     order = ["seeds", *(f"{label} {end}" for label in labels for end in ("mean [95% CI]", "sd")),
              *(f"paper {label}" for label in labels), "vs paper"]
     table = pd.DataFrame.from_dict(rows, orient="index")
@@ -268,17 +266,16 @@ def tying_table(data: dict[str, LMCorpus], runs: dict[tuple[str, float], LambdaR
         ref = (reference or {}).get((run.corpus, "as-coded", "fixed"))
         if ref is None:
             ref, _ = bias.score(d.bias_docs, d.gender, "as-coded", "fixed")
-        docs = [[t for t in text if t != EOS] for text in run.texts]
-        s, _ = bias.score(docs, d.gender, "as-coded", "fixed")
+        s = _generated_scores(run, d.gender)
         summary = bias.summary(s, ref)
-        mu = uncertainty.over_words(s.scores, "mu", n_resamples=n_resamples) if s else None
+        mu = uncertainty.columns(uncertainty.over_words(s.scores, "mu", n_resamples=n_resamples)
+                                 if s else None, "μ ")
         rows.append({"corpus": run.corpus, "variant": variant, "λ": lam,
                      "perplexity": run.ppl, "cos² input": run.cos2, "cos² output": run.cos2_out,
                      "μ": summary["mu"], "β": summary["beta"],
                      "μ [95% CI over words]": reporting.interval_text(
-                         summary["mu"], *(mu.low, mu.high) if mu else (np.nan, np.nan),
-                         digits=3, missing=""),
-                     **uncertainty.columns(mu, "μ ")})
+                         summary["mu"], mu["μ ci_low"], mu["μ ci_high"], digits=3, missing=""),
+                     **mu})
     frame = pd.DataFrame(rows)
     if len(frame):
         tying = frame["variant"].str.split(",").str[0]
@@ -314,9 +311,7 @@ def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
 
         def at(lam, col, how="mean", g=g):
             values = g.loc[g["lam"] == lam, col].dropna() if len(g) else pd.Series(dtype=float)
-            if how == "sd":
-                return float(values.std(ddof=1)) if len(values) > 1 else np.nan
-            return float(values.mean()) if len(values) else np.nan
+            return float(values.std(ddof=1) if how == "sd" else values.mean())  # NaN if too few
 
         beta = g.groupby("lam")["beta"].mean() if len(g) else pd.Series(dtype=float)
         sample = long[(long.corpus == name) & (long.lam == "sample")
@@ -329,8 +324,7 @@ def prose_numbers(per_seed: pd.DataFrame, long: pd.DataFrame,
             f"{p}_dmu_high_mean": at(high, "delta mu"),
             f"{p}_dmu_high_sd": at(high, "delta mu", "sd"),
             f"{p}_ppl_high_rel": at(high, "ppl") / at(0.0, "ppl"),
-            f"{p}_beta_min": float(beta.min()) if len(beta) else np.nan,
-            f"{p}_beta_max": float(beta.max()) if len(beta) else np.nan,
+            f"{p}_beta_min": float(beta.min()), f"{p}_beta_max": float(beta.max()),
             f"{p}_sample_beta": float(sample["beta"].iloc[0]) if len(sample) else np.nan,
             f"{p}_cos2_0": at(0.0, "cos2"), f"{p}_cos2_high": at(high, "cos2"),
         })
@@ -415,13 +409,10 @@ def tradeoff_frame(summary: pd.DataFrame, corpora: Sequence[str]) -> pd.DataFram
 
     Used in: lm-gender-bias/02.
     """
-    shown = {"mu": "μ", "beta": "β", "cos2": "cos²", "perplexity_ratio": "ppl / ppl(λ=0)",
-             "mu_ratio": "μ / μ(λ=0)"}
-    rows = []
-    for r in summary[summary["stat"].isin(list(shown))].to_dict("records"):
-        rows.append({"corpus": corpus(r["corpus"]).label, "λ": float(r["λ"]), "source": "ours",
-                     "stat": shown[r["stat"]], "value": r["mean"], "low": r["ci_low"],
-                     "high": r["ci_high"], "seeds": r["seeds"]})
+    shown = ("mu", "beta", "cos2", "perplexity_ratio", "mu_ratio")  # named by their labels
+    rows = [{"corpus": corpus(r["corpus"]).label, "λ": float(r["λ"]), "source": "ours",
+             "stat": r["label"], "value": r["mean"], "low": r["ci_low"], "high": r["ci_high"],
+             "seeds": r["seeds"]} for r in summary[summary["stat"].isin(shown)].to_dict("records")]
     for name in summary["corpus"].unique():  # the ratios' anchor
         if (summary["corpus"].eq(name) & summary["λ"].eq(0)).any():
             rows += [{"corpus": corpus(name).label, "λ": 0.0, "source": "ours", "stat": stat,

@@ -143,7 +143,6 @@ def word_tables(data: dict[str, LMCorpus], scores: TextScores,
     sources = {"wikitext-2": "wikitext-2", "un-general-debates": "cnn-dailymail"}
     tables = {}
     for name in [n for n in ("wikitext-2", "un-general-debates", "ptb") if n in data]:
-        d = data[name]
         train = scores.reference[name, "as-coded", "fixed"]
         generated = {lam: scores.generated[name, lam, "as-coded", "fixed"]
                      for lam in lambdas[name]}
@@ -151,7 +150,7 @@ def word_tables(data: dict[str, LMCorpus], scores: TextScores,
             table = paper_word_bias(sources[name])
             words = [*table["male"], *table["female"]]
         elif name == "ptb" and train is not None:
-            words = _leaning_words(d, train, n=8, min_count=20)
+            words = _leaning_words(data[name], train, n=8, min_count=20)
         else:
             continue
         tables[name] = word_table(words, lambdas[name], train, generated, sources.get(name))

@@ -74,17 +74,15 @@ def _key(domain: str, opts: _Options, *parts) -> str:
     return store.content_key(domain, source_key(domain), list(opts), VERSION, *parts)
 
 
-def source_texts(domain: str, code: str, **options) -> list[str]:
+def source_texts(domain: str, code: str, *, min_words: int = MIN_WORDS,
+                 min_english: float | None = None, years: Sequence[int] | None = None) -> list[str]:
     """Every kept document of one source (a country's UN sentences, a city's tweets), in corpus
-    order; cached by content. ``options``: ``min_words``, ``min_english``, ``years``.
+    order; cached by content. The options are those of :func:`volume_table`.
 
     Used in: region-aware/01, region-aware/02, region-aware/03, region-aware/04, region-aware/05,
         region-aware/06.
     """
-    opts = _Options.of(_check_domain(domain), options.pop("min_words", MIN_WORDS),
-                       options.pop("min_english", None), options.pop("years", None))
-    if options:
-        raise TypeError(f"unknown option(s) {sorted(options)}")
+    opts = _Options.of(_check_domain(domain), min_words, min_english, years)
     return store.cached_json("region-aware-texts", _key(domain, opts, code),
                              lambda: read_texts(domain, code, **opts._asdict()))
 
@@ -97,18 +95,15 @@ def _volumes(domain: str, opts: _Options) -> pd.DataFrame:
         speeches = pd.DataFrame.from_dict(un_speech_volumes(opts.min_words, opts.years),
                                           orient="index", columns=["examples", "words"])
         counts = speeches.groupby(speeches.index.str[:-8]).sum()  # ISO_SS_YYYY -> ISO
-        table = table.merge(counts.rename_axis("code").reset_index(), on="code")
-        return table[table["examples"] > 0]
-
-    def compute():
-        rows = []
-        for code in table["code"]:
+        counts = counts.rename_axis("code").reset_index()
+    else:
+        def volume(code: str) -> dict:
             texts = read_texts(domain, code, **opts._asdict())
-            rows.append({"code": code, "examples": len(texts),
-                         "words": int(sum(n_words(t) for t in texts))})
-        return rows
+            return {"code": code, "examples": len(texts),
+                    "words": int(sum(n_words(t) for t in texts))}
 
-    counts = pd.DataFrame(store.cached_json("region-aware-volume", _key(domain, opts), compute))
+        counts = pd.DataFrame(store.cached_json("region-aware-volume", _key(domain, opts),
+                                                lambda: [volume(c) for c in table["code"]]))
     table = table.merge(counts, on="code")
     return table[table["examples"] > 0]
 

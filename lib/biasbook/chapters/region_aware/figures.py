@@ -69,9 +69,7 @@ def effect_heatmap(frame: pd.DataFrame, *, ax=None, title: str = "", limit: floa
                                        lw=0))
             ax.text(c + 0.5, r + 0.5, "n/c", ha="center", va="center", fontsize=6.5,
                     color="#777777")
-    ax.set_xlabel("")
-    ax.set_ylabel("")
-    ax.set_title(title)
+    ax.set(xlabel="", ylabel="", title=title)
     return ax
 
 
@@ -101,8 +99,6 @@ def interval_plot(frame: pd.DataFrame, labels, *, ax=None, paper: str | None = N
     if reference is not None:
         ax.axvline(reference, color="#777777", ls="--", lw=0.8)
     ax.set_yticks(y, labels, fontsize=7.5)
-    ax.set_ylim(-0.7, len(frame) - 0.3)
-    ax.set_xlabel(xlabel)
-    ax.set_title(title)
+    ax.set(ylim=(-0.7, len(frame) - 0.3), xlabel=xlabel, title=title)
     ax.legend(fontsize=7, loc="best")
     return ax

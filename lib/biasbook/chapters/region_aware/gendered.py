@@ -100,13 +100,9 @@ def align(n_female: int, n_male: int, rule: str = "exclusive") -> str:
         book/class/region-aware.
     """
     validate.choice("rule", rule, RULES)
-    if rule == "exclusive":
-        if n_female and not n_male:
-            return "F"
-        return "M" if n_male and not n_female else ""
-    if n_female == n_male:
-        return ""
-    return "F" if n_female > n_male else "M"
+    if rule == "exclusive" and n_female and n_male:
+        return ""  # terms of both lists
+    return "F" if n_female > n_male else "M" if n_male > n_female else ""
 
 
 def label_documents(docs: Mapping[str, Sequence[str]], *, rule: str = "exclusive",

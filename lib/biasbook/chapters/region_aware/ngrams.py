@@ -45,7 +45,7 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
-def tokens(text: str, stop_words: Iterable[str] = STOP_WORDS) -> list[str]:
+def tokens(text: str) -> list[str]:
     """The kept tokens of ``text`` in order (see the module's rule).
 
     Used in: region-aware/03.
@@ -53,12 +53,11 @@ def tokens(text: str, stop_words: Iterable[str] = STOP_WORDS) -> list[str]:
     >>> tokens("She didn't see the U.N. report's 2 pages.")
     ['she', 'see', 'report', 'pages']
     """
-    stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
     text = re.sub(r"['\u2019]s\b", "", text.lower().replace("\u2019", "'"))
-    return [t for t in _TOKEN.findall(text) if len(t) > 1 and t not in stop]
+    return [t for t in _TOKEN.findall(text) if len(t) > 1 and t not in STOP_WORDS]
 
 
-def counts(texts: Iterable[str], n: int = 1, stop_words: Iterable[str] = STOP_WORDS) -> Counter:
+def counts(texts: Iterable[str], n: int = 1) -> Counter:
     """Occurrences of every ``n``-gram (1 or 2) of the kept tokens, within each text.
 
     Used in: region-aware/03.
@@ -67,18 +66,17 @@ def counts(texts: Iterable[str], n: int = 1, stop_words: Iterable[str] = STOP_WO
         raise ValueError(f"n must be 1 or 2, got {n!r}")
     total: Counter = Counter()
     for text in texts:
-        toks = tokens(text, stop_words)
+        toks = tokens(text)
         total.update(toks if n == 1 else (" ".join(p) for p in zip(toks, toks[1:], strict=False)))
     return total
 
 
-def top_ngrams(texts: Iterable[str], n: int = 1, k: int = 10,
-               stop_words: Iterable[str] = STOP_WORDS) -> list[tuple[str, int]]:
+def top_ngrams(texts: Iterable[str], n: int = 1, k: int = 10) -> list[tuple[str, int]]:
     """The ``k`` most frequent ``n``-grams with their counts, ties alphabetical.
 
     Used in: region-aware/03.
     """
-    return sorted(counts(texts, n, stop_words).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    return sorted(counts(texts, n).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
 def _row(texts: list[str], k: int) -> dict:

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
-from functools import cache, partial
+from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -48,6 +48,7 @@ import torch
 
 from biasbook import datafiles, models, store, validate
 from biasbook.chapters.region_aware import chat
+from biasbook.chapters.region_aware.topics import _from_mapping, _model
 from biasbook.processes import in_processes
 
 PERSONAS_VERSION = 1  # bump when prompting, decoding or classification below changes
@@ -83,12 +84,7 @@ class PersonaSettings:
     def from_mapping(cls, values: Mapping | None) -> PersonaSettings:
         """Settings from a profile mapping; an unknown key is an error that lists the valid ones.
         """
-        values = dict(values or {})
-        names = [f.name for f in fields(cls)]
-        unknown = sorted(set(values) - set(names))
-        if unknown:
-            raise ValueError(f"unknown persona setting(s) {unknown}; valid: {', '.join(names)}")
-        return cls(**values)
+        return _from_mapping(cls, values, "persona")
 
 
 def persona_gender(text: str) -> tuple[str, str]:
@@ -149,11 +145,6 @@ def render(tokenizer, region: str, topic: str) -> str:
     return chat.render(tokenizer, messages, cue="Persona:")
 
 
-@cache
-def _model(name: str) -> models.LanguageModel:
-    return models.load(name, device="cpu")
-
-
 def generate(lm: models.LanguageModel, prompts: Sequence[str], *, seed: int,
              temperature: float = 0.8, max_new_tokens: int = 64, cache: bool = True) -> list[str]:
     """One sampled continuation per prompt (chat-rendered text), all prompts in one left-padded
@@ -165,19 +156,16 @@ def generate(lm: models.LanguageModel, prompts: Sequence[str], *, seed: int,
     if lm.kind != "causal":
         raise ValueError(f"personas are generated text: {lm.name} is a {lm.kind} model, which "
                          "does not generate; use a causal instruct model (e.g. smollm2-135m)")
+
+    def sample() -> list[str]:
+        # The chat template already holds every special token the model expects.
+        encoded = [lm.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        return [text.strip() for text in models.sample_continuations(
+            lm, encoded, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)]
+
     key = store.content_key("region-aware-personas", PERSONAS_VERSION, lm.fingerprint, prompts,
                             seed, temperature, max_new_tokens)
-    return store.cached_json("region-aware-personas", key,
-                             lambda: _sample(lm, prompts, seed, temperature, max_new_tokens),
-                             cache=cache)
-
-
-def _sample(lm: models.LanguageModel, prompts: list[str], seed: int, temperature: float,
-            max_new_tokens: int) -> list[str]:
-    # The chat template already holds every special token the model expects.
-    encoded = [lm.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
-    return [text.strip() for text in models.sample_continuations(
-        lm, encoded, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)]
+    return store.cached_json("region-aware-personas", key, sample, cache=cache)
 
 
 def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = None, *,
@@ -195,8 +183,7 @@ def personas(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = N
         settings = PersonaSettings.from_mapping(settings)
     prompts = topic_prompts(pairs, topic_text=settings.topic_text)
     mark = ["pairs"] if "pairs" in prompts else []
-    parts = {region: prompts[prompts["region"] == region]
-             for region in dict.fromkeys(prompts["region"])}
+    parts = {region: part for region, part in prompts.groupby("region", sort=False)}
     jobs = [(m, r, region) for m in settings.models for r in range(settings.runs)
             for region in parts]
     texts = in_processes(
@@ -244,7 +231,7 @@ def by_length(pairs: pd.DataFrame, settings: PersonaSettings | Mapping | None = 
         raise ValueError(f"no pairs of region {region!r}; regions: "
                          f"{list(dict.fromkeys(pairs['region']))}")
     if models is not None:
-        settings = replace(settings, models=tuple(validate.word_list("models", models)))
+        settings = replace(settings, models=models)  # checked by PersonaSettings
     one = pairs[pairs["region"] == region]
     return pd.concat([personas(one, replace(settings, max_new_tokens=n), workers=workers,
                                progress=progress, cache=cache).assign(max_new_tokens=n)

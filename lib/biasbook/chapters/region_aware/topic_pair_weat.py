@@ -63,11 +63,6 @@ RESULT_COLUMNS = ["domain", "region", "rank", "female_topic", "male_topic", "eff
                   "shared", "has_vectors", "computable", "reason"]
 
 
-@cache
-def _terms() -> dict:
-    return datafiles.load(CHAPTER, "weat-terms")
-
-
 def gender_words(region: str, *, terms: str = "text", names: bool = True) -> dict[str, list[str]]:
     """``{"male": [...], "female": [...]}``: the gender terms, then the region's names (Table 12),
     lower-cased, repeats removed (a hyphenated name stays one word: fastText embeds it whole).
@@ -75,7 +70,7 @@ def gender_words(region: str, *, terms: str = "text", names: bool = True) -> dic
     Used in: region-aware/05.
     """
     validate.choice("terms", terms, TERMS)
-    data = _terms()
+    data = datafiles.load(CHAPTER, "weat-terms")
     if region not in data["names"]:
         raise ValueError(f"no names for region {region!r}; regions: {list(data['names'])}")
     out = {}
@@ -96,7 +91,7 @@ def paper_pairs(regions: Sequence[str] | None = None) -> pd.DataFrame:
     Used in: region-aware/05, region-aware/06.
     """
     pairs = datafiles.paper_results(CHAPTER)["table3_4_topic_pairs"]
-    words = _terms()["topics"]
+    words = datafiles.load(CHAPTER, "weat-terms")["topics"]
     rows = [{"region": region, "rank": int(p["pair"][1:]), "female_topic": p["female"],
              "male_topic": p["male"], "female_words": list(words[region][p["female"]]),
              "male_words": list(words[region][p["male"]]), "pairs": "passing",
@@ -197,9 +192,7 @@ def weat_by_domain(pairs: pd.DataFrame, vectors: Mapping[str, Mapping[str, objec
     frames = []
     for domain, by_region in vectors.items():
         frame = region_weat(pairs, by_region, domain=domain, **options)
-        column = PAPER_COLUMN.get(domain)
-        frame["paper"] = frame.get(column, np.nan)
-        frames.append(frame)
+        frames.append(frame.assign(paper=frame.get(PAPER_COLUMN.get(domain), np.nan)))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -232,9 +225,13 @@ def table4(results: pd.DataFrame) -> pd.DataFrame:
     paper = [c for c in results if c.startswith("paper_") and c != "paper_check"]
     if paper:
         wide = wide.join(results.groupby(index, sort=False)[paper].first())
-    wide = wide.reset_index()
-    order = wide["region"].map({r: i for i, r in enumerate(corpora.REGIONS)})
-    return wide.assign(_order=order).sort_values(["_order", "rank"]).drop(columns="_order") \
+    return _in_paper_order(wide.reset_index())
+
+
+def _in_paper_order(table: pd.DataFrame) -> pd.DataFrame:
+    """``table``'s rows by region (in :data:`.corpora.REGIONS`' order), then by pair ``rank``."""
+    order = table["region"].map({r: i for i, r in enumerate(corpora.REGIONS)})
+    return table.assign(_order=order).sort_values(["_order", "rank"]).drop(columns="_order") \
         .reset_index(drop=True)
 
 

@@ -44,6 +44,17 @@ ENCODER = "all-minilm-l6-v2"
 _DISTRIBUTIONS = ("bertopic", "umap-learn", "hdbscan", "scikit-learn", "gensim", "transformers")
 
 
+def _from_mapping(cls, values: Mapping | None, what: str):
+    """``cls(**values)`` for a settings dataclass; an unknown key is an error that lists the
+    valid ones (``what`` names the settings in it)."""
+    values = dict(values or {})
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise ValueError(f"unknown {what} setting(s) {unknown}; valid: {', '.join(names)}")
+    return cls(**values)
+
+
 @dataclass(frozen=True)
 class TopicSettings:
     """Everything that decides the topics of a region (the profile's ``topic_settings``).
@@ -91,12 +102,7 @@ class TopicSettings:
         ...
         ValueError: unknown topic setting(s) ['doc_per_region']; valid: domain, regions, years, ...
         """
-        values = dict(values or {})
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(values) - set(names))
-        if unknown:
-            raise ValueError(f"unknown topic setting(s) {unknown}; valid: {', '.join(names)}")
-        return cls(**values)
+        return _from_mapping(cls, values, "topic")
 
     def topic_size(self, n_docs: int) -> int:
         """``min_topic_size`` for ``n_docs`` examples.
@@ -212,12 +218,10 @@ def region_topics(settings: TopicSettings | Mapping | None = None, *,
     if labelled is None:
         labelled = labelled_documents(settings)
     used = gendered.aligned(labelled, max_docs=settings.docs_per_region, seed=settings.seed)
-    fits = {}
-    for region, frame in tqdm(used.groupby("region", sort=False), desc="BERTopic per region",
-                              disable=not progress):
-        fits[region] = fit_region(region, frame["text"].tolist(), frame["group"].tolist(),
-                                  settings, cache=cache)
-    return fits
+    return {region: fit_region(region, frame["text"].tolist(), frame["group"].tolist(), settings,
+                               cache=cache)
+            for region, frame in tqdm(used.groupby("region", sort=False),
+                                      desc="BERTopic per region", disable=not progress)}
 
 
 def fit_region(region: str, texts: Sequence[str], groups: Sequence[str],
@@ -339,17 +343,15 @@ def topic_table(fits: Mapping[str, RegionTopics], *, top: int | None = 5) -> pd.
 
     Used in: region-aware/03.
     """
+    columns = ["rank", "name", "words", "coherence", "p_female", "p_male", "size", "n_female",
+               "topic"]
     rows = []
     for region, fit in fits.items():
         for gender in gendered.GROUPS:
             for _, row in fit.top(gender, top).iterrows():
-                rows.append({"region": region, "gender": gender, "rank": row["rank"],
-                             "name": row["name"], "words": ", ".join(row["words"]),
-                             "coherence": row["coherence"], "p_female": row["p_female"],
-                             "p_male": row["p_male"], "size": row["size"],
-                             "n_female": row["n_female"], "topic": row["topic"]})
-    return pd.DataFrame(rows, columns=["region", "gender", "rank", "name", "words", "coherence",
-                                       "p_female", "p_male", "size", "n_female", "topic"])
+                rows.append({"region": region, "gender": gender, **row[columns],
+                             "words": ", ".join(row["words"])})
+    return pd.DataFrame(rows, columns=["region", "gender", *columns])
 
 
 def summary(fits: Mapping[str, RegionTopics]) -> pd.DataFrame:

@@ -58,6 +58,7 @@ import pandas as pd
 import scipy.stats as sps
 
 from biasbook import reporting, results, stats
+from biasbook.embeddings import wordsets
 from biasbook.metrics import weat
 
 LEVEL = 0.95
@@ -178,9 +179,8 @@ def weat_difference(first: np.ndarray, second: np.ndarray, n_x: int, *, ddof: in
 
     Used in: region-aware/02.
     """
-    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     n = len(first)
-    both = np.concatenate([first, second])
+    both = np.concatenate([first, second], dtype=float)
 
     def diff(a, b, axis=-1):
         a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
@@ -195,13 +195,8 @@ def weat_difference(first: np.ndarray, second: np.ndarray, n_x: int, *, ddof: in
     return ci, float(test.pvalue), 2**n <= n_permutations
 
 
-def _sets(test) -> dict[str, list[str]]:
-    return {s: list(test[s] if isinstance(test, Mapping) else getattr(test, s))
-            for s in weat.SETS}
-
-
 def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFrame,
-                   tests: Mapping[str, object], *, ddof: int = 1, level: float = LEVEL,
+                   tests: Mapping[str, wordsets.WeatTest], *, ddof: int = 1, level: float = LEVEL,
                    n_resamples: int = 1999, seed: int = 0) -> pd.DataFrame:
     """Notebook 02: ``table`` (:func:`.weat_across_regions.weat_by_domain`) with each computable
     effect size's interval over the target words (record columns; the estimate is the table's) and
@@ -212,28 +207,35 @@ def weat_intervals(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFr
     rows = []
     for r in table[table["computable"].astype(bool)].itertuples():
         kv = vectors[r.domain][r.region]
-        words = weat.used_words(kv.key_to_index, _sets(tests[r.test]))
+        words = weat.used_words(kv.key_to_index, tests[r.test].sets())
         assoc = weat.word_associations(kv, words)
         n_x = len(words["x"])
         _check(float(weat.effect_sizes(assoc, n_x, ddof)), r.effect_size,
                f"{r.test} on {r.domain}/{r.region}")
         ci = effect_interval(assoc, n_x, ddof=ddof, level=level, n_resamples=n_resamples,
                              seed=seed)
-        rows.append({"domain": r.domain, "region": r.region, "test": r.test,
-                     **_row(ci, r.effect_size)})
-    keys = ["domain", "region", "test"]
+        rows.append({"domain": r.domain, "region": r.region, "test": r.test, **ci.row()})
+    return _with_effect_intervals(table, rows, ["domain", "region", "test"], "paper_effect_size",
+                                  not_comparable)
+
+
+def _with_effect_intervals(table: pd.DataFrame, rows: list[dict], keys: list[str], paper: str,
+                           reason: Callable[[str], str]) -> pd.DataFrame:
+    """``table`` (effect sizes) with the intervals of ``rows`` (``keys`` and an interval's record
+    fields each; a row of ``table`` without one gets NaN), the effect size as ``value`` and
+    ``paper_check`` against its column ``paper`` (``reason``: why a domain is not comparable).
+    """
     ci = pd.DataFrame(rows, columns=[*keys, *COLUMNS]).drop(columns="value")
     out = table.merge(ci, on=keys, how="left")
     out["value"] = out["effect_size"]
-    out["paper_check"] = reporting.paper_verdicts(out, "paper_effect_size",
-                                              [not_comparable(d) for d in out["domain"]])
+    out["paper_check"] = reporting.paper_verdicts(out, paper, [reason(d) for d in out["domain"]])
     return reporting.with_interval_text(out)
 
 
 def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.DataFrame,
-                       tests: Mapping[str, object], *, ddof: int = 1, level: float = LEVEL,
-                       n_resamples: int = 1999, n_permutations: int = 9999, seed: int = 0,
-                       alpha: float = ALPHA) -> pd.DataFrame:
+                       tests: Mapping[str, wordsets.WeatTest], *, ddof: int = 1,
+                       level: float = LEVEL, n_resamples: int = 1999, n_permutations: int = 9999,
+                       seed: int = 0, alpha: float = ALPHA) -> pd.DataFrame:
     """Notebook 02: every two computable cells of a test, a cell being a (corpus, region) and
     named ``"<corpus> / <region>"`` (two regions of a corpus, or one region in two corpora), on
     the words both vocabularies have (:func:`weat_difference`: ``group`` minus ``versus``), with
@@ -250,10 +252,10 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
         for (da, ra), (db, rb) in combinations(cells, 2):
             kv_a, kv_b = vectors[da][ra], vectors[db][rb]
             shared = set(kv_a.key_to_index) & set(kv_b.key_to_index)
-            words = weat.used_words(shared, _sets(tests[test]))
+            words = weat.used_words(shared, tests[test].sets())
+            compared = {"test": test, "group": f"{da} / {ra}", "versus": f"{db} / {rb}"}
             if words is None:
-                rows.append({"test": test, "group": f"{da} / {ra}", "versus": f"{db} / {rb}",
-                             **_row(None, np.nan), "p_value": np.nan,
+                rows.append({**compared, **_row(None, np.nan), "p_value": np.nan,
                              "reason": "not comparable: too few of the test's words in both "
                                        "vocabularies (WEAT's 50% rule)"})
                 continue
@@ -262,8 +264,7 @@ def region_differences(vectors: Mapping[str, Mapping[str, object]], table: pd.Da
                                            weat.word_associations(kv_b, words), n_x, ddof=ddof,
                                            level=level, n_resamples=n_resamples,
                                            n_permutations=n_permutations, seed=seed)
-            rows.append({"test": test, "group": f"{da} / {ra}", "versus": f"{db} / {rb}",
-                         **ci.row(), "words": 2 * n_x, "p_value": p, "exact": exact,
+            rows.append({**compared, **ci.row(), "words": 2 * n_x, "p_value": p, "exact": exact,
                          "reason": ""})
     frame = pd.DataFrame(rows, columns=["test", "group", "versus", *COLUMNS, "words", "p_value",
                                         "exact", "reason"])
@@ -283,12 +284,11 @@ def sentence(row, what: str = "") -> str:
     >>> sentence(row, "tweets")
     'tweets: Asia - Europe = -0.30 [-0.50, -0.10], Holm p = 0.010: Asia lower'
     """
+    compared = f"{what + ': ' if what else ''}{row['group']} - {row['versus']}"
     if pd.isna(row["p_holm"]):
-        return (f"{what + ': ' if what else ''}{row['group']} - {row['versus']}: "
-                f"{row.get('reason') or row['verdict']}")
+        return f"{compared}: {row.get('reason') or row['verdict']}"
     verdict = f"{row['group']} {row['verdict']}" if row["holds"] else row["verdict"]
-    return (f"{what + ': ' if what else ''}{row['group']} - {row['versus']} = "
-            f"{row['value']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}], "
+    return (f"{compared} = {row['value']:+.2f} [{row['ci_low']:+.2f}, {row['ci_high']:+.2f}], "
             f"Holm p = {row['p_holm']:.3f}: {verdict}")
 
 

@@ -20,6 +20,7 @@ from biasbook.chapters.region_aware.uncertainty import (
     _check,
     _or_none,
     _row,
+    _with_effect_intervals,
     effect_interval,
     table4_comparability,
 )
@@ -88,13 +89,8 @@ def pair_weat_intervals(frame: pd.DataFrame, scores: Mapping[tuple, PairScores],
         ci = effect_interval(sc.assoc, sc.n_x, ddof=ddof, level=level, n_resamples=n_resamples,
                              seed=seed)
         rows.append({"domain": domain, "region": region, "rank": rank, **ci.row()})
-    keys = ["domain", "region", "rank"]
-    ci = pd.DataFrame(rows, columns=[*keys, *COLUMNS]).drop(columns="value")
-    out = frame.merge(ci, on=keys, how="left")
-    out["value"] = out["effect_size"]
-    out["paper_check"] = reporting.paper_verdicts(out, "paper", [table4_comparability(d)
-                                              for d in out["domain"]])
-    return reporting.with_interval_text(out)
+    return _with_effect_intervals(frame, rows, ["domain", "region", "rank"], "paper",
+                                  table4_comparability)
 
 
 def table4_intervals(frame: pd.DataFrame) -> pd.DataFrame:
@@ -103,17 +99,14 @@ def table4_intervals(frame: pd.DataFrame) -> pd.DataFrame:
 
     Used in: region-aware/05.
     """
-    from biasbook.chapters.region_aware import corpora
+    from biasbook.chapters.region_aware.topic_pair_weat import _in_paper_order
 
     index = ["region", "rank", "female_topic", "male_topic", *(["pairs"] if "pairs" in frame
                                                                else [])]
     wide = frame.set_index([*index, "domain"])[["ours", "paper", "paper_check"]] \
         .unstack("domain")
     wide.columns = [f"{stat} ({domain})" for stat, domain in wide.columns]
-    wide = wide.reset_index()
-    order = wide["region"].map({r: i for i, r in enumerate(corpora.REGIONS)})
-    return wide.assign(_order=order).sort_values(["_order", "rank"]).drop(columns="_order") \
-        .reset_index(drop=True)
+    return _in_paper_order(wide.reset_index())
 
 
 def pair_set_intervals(results: pd.DataFrame, sets: pd.DataFrame,

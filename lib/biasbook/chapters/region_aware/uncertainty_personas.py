@@ -24,12 +24,11 @@ from biasbook.chapters.region_aware.uncertainty import (
 
 # --- personas (notebook 06) -----------------------------------------------------------------------
 
-def topic_counts(table: pd.DataFrame, *, numerator: str = "mismatch") -> tuple[np.ndarray,
-                                                                               pd.DataFrame]:
+def topic_counts(table: pd.DataFrame, *, numerator: str = "mismatch") -> np.ndarray:
     """Per topic of ``table`` (one model's :func:`.personas.personas` rows of one group) and run:
-    ``(counts, topics)``, ``counts`` of shape (topics, runs, 2) holding the numerator (a mismatch,
-    or an F persona for ``numerator="female"``) and the readable personas, only for topics with a
-    readable persona in some run.
+    counts of shape (topics, runs, 2) holding the numerator (a mismatch, or an F persona for
+    ``numerator="female"``) and the readable personas, only for topics with a readable persona in
+    some run.
 
     Used in: region-aware/06.
     """
@@ -38,14 +37,13 @@ def topic_counts(table: pd.DataFrame, *, numerator: str = "mismatch") -> tuple[n
     hit = (table["mismatch"].eq(True) if numerator == "mismatch"
            else table["persona_gender"].eq("F")).astype(float) * readable
     frame = table.assign(_hit=hit, _readable=readable)
-    keys = ["region", "topic", "topic_gender"]
-    wide = frame.pivot_table(index=keys, columns="run", values=["_hit", "_readable"],
-                             aggfunc="sum", fill_value=0, sort=False)
+    wide = frame.pivot_table(index=["region", "topic", "topic_gender"], columns="run",
+                             values=["_hit", "_readable"], aggfunc="sum", fill_value=0, sort=False)
     runs = sorted(frame["run"].unique())
     counts = np.stack([wide["_hit"][runs].to_numpy(float),
                        wide["_readable"][runs].to_numpy(float)], axis=-1)
     keep = counts[..., 1].sum(axis=1) > 0
-    return counts[keep], wide.index.to_frame(index=False)[keep].reset_index(drop=True)
+    return counts[keep]
 
 
 def run_mean_ratio(counts: np.ndarray) -> Callable:
@@ -120,7 +118,7 @@ def persona_intervals(table: pd.DataFrame, summary: pd.DataFrame, *,
     rows = []
     for r in summary.itertuples(index=False):
         mask = np.logical_and.reduce([table[k] == getattr(r, k) for k in keys])
-        counts, _ = topic_counts(table[mask])
+        counts = topic_counts(table[mask])
         if len(counts):
             _check(float(run_mean_ratio(counts)(np.arange(len(counts)))), r.mismatch,
                    f"mismatch of {r.model} in {r.region}")
@@ -145,9 +143,9 @@ def persona_differences(table: pd.DataFrame, *, by: Sequence[str] = ("source", "
     rows = []
     for group, part in table.groupby([*by, "model"], sort=False):
         labels = dict(zip([*by, "model"], group, strict=True))
-        regions = {region: topic_counts(p)[0] for region, p in part.groupby("region", sort=False)}
+        regions = {region: topic_counts(p) for region, p in part.groupby("region", sort=False)}
         tests = [("mismatch", a, b, regions[a], regions[b]) for a, b in combinations(regions, 2)]
-        genders = {g: topic_counts(p, numerator="female")[0]
+        genders = {g: topic_counts(p, numerator="female")
                    for g, p in part.groupby("topic_gender", sort=False)}
         if {"F", "M"} <= set(genders):
             tests.append(("female share", "F topics", "M topics", genders["F"], genders["M"]))

@@ -126,9 +126,8 @@ def oov_table(table: pd.DataFrame) -> pd.DataFrame:
 
     Used in: region-aware/02.
     """
-    rows = table.loc[table["n_oov"] > 0, ["domain", "region", "test", "n_oov", "oov",
-                                          "computable"]]
-    return rows.reset_index(drop=True)
+    columns = ["domain", "region", "test", "n_oov", "oov", "computable"]
+    return table.loc[table["n_oov"] > 0, columns].reset_index(drop=True)
 
 
 def weat_by_domain(vectors: Mapping[str, Mapping[str, object]], **options) -> pd.DataFrame:
@@ -145,9 +144,8 @@ def paper_matrix() -> pd.DataFrame:
 
     Used in: region-aware/02.
     """
-    data = _paper_table7()
     return pd.DataFrame({test: {r: v[r]["effect_size"] for r in corpora.REGIONS}
-                         for test, v in data.items()}).T
+                         for test, v in _paper_table7().items()}).T
 
 
 def computable_counts(table: pd.DataFrame) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -73,8 +74,7 @@ def kendall_interval(x: Sequence[float], y: Sequence[float], *, level: float = 0
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ci = stats.interval((x, y), _tau, level=level, method="percentile",
                         n_resamples=n_resamples, seed=seed, unit="models", vectorized=False)
-    return stats.Interval(kendall(x, y)[0], ci.low, ci.high, ci.level, ci.method, ci.n_units,
-                          ci.unit)
+    return replace(ci, value=kendall(x, y)[0])  # tau itself, not _tau's 0 for a constant side
 
 
 def item_replicates(measured_models: Sequence[Measured], spec: Spec, *, n_replicates: int = 200,

@@ -140,9 +140,8 @@ def metric_intervals(bundle: Mapping[str, np.ndarray], spec: Spec, *, n_resample
     tree, scores = herb_items(bundle, spec)
     herb_ci = overall_intervals(tree, {"m": scores}, level=level, n_resamples=n_resamples,
                                 seed=seed).iloc[0]
-    out = {"HERB C_w": {**herb_ci.drop("model").to_dict(),
-                        **{k: SCALE["table1"] * herb_ci[k] for k in ("value", "ci_low",
-                                                                    "ci_high")}}}
+    scaled = {k: SCALE["table1"] * herb_ci[k] for k in ("value", "ci_low", "ci_high")}
+    out = {"HERB C_w": {**herb_ci.drop("model").to_dict(), **scaled}}
     out["CB (en)"] = stats.interval(cb_cells(bundle), np.mean, level=level, method="percentile",
                                     n_resamples=n_resamples, seed=seed,
                                     unit="template x attribute cells").row()
@@ -151,15 +150,14 @@ def metric_intervals(bundle: Mapping[str, np.ndarray], spec: Spec, *, n_resample
                                                seed=seed).row()
     groups = situation_docs(bundle, spec)
     mu = mu_of(groups, spec)
-    undefined = {"value": mu(np.arange(len(groups))), "ci_low": np.nan, "ci_high": np.nan,
-                 "ci_level": level, "ci_unit": "situations", "ci_units": len(groups),
-                 "ci_method": "percentile"}
+    situations = np.arange(len(groups))
     try:
         out["generated-text μ"] = stats.interval(
-            np.arange(len(groups)), mu, level=level, method="percentile",
-            n_resamples=n_resamples, seed=seed, unit="situations", vectorized=False).row()
+            situations, mu, level=level, method="percentile", n_resamples=n_resamples, seed=seed,
+            unit="situations", vectorized=False).row()
     except ValueError:  # no word scored in the text, or in some resample of its situations
-        out["generated-text μ"] = undefined
+        out["generated-text μ"] = stats.Interval(mu(situations), np.nan, np.nan, level,
+                                                 "percentile", len(groups), "situations").row()
     return out
 
 

@@ -31,6 +31,7 @@ sentence, among the targets. Any per-target constant (how frequent a name is) ca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -113,5 +114,4 @@ def effect_interval(s: ArrayLike, n_x: int, *, level: float = 0.95, n_resamples:
     ci = stats.interval((s[:n_x], s[n_x:]), weat.two_sample_effect_sizes, paired=False, level=level,
                         method="percentile", n_resamples=n_resamples, seed=seed,
                         unit="target words")
-    return stats.Interval(effect_size(s, n_x), ci.low, ci.high, ci.level, ci.method,
-                          ci.n_units, ci.unit)
+    return replace(ci, value=effect_size(s, n_x))

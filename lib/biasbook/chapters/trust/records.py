@@ -170,9 +170,8 @@ def interval_summary(records: pd.DataFrame) -> pd.DataFrame:
             "method": _joined(group["ci_method"]),
             "level": _joined(f"{float(v):.0%}" for v in group["ci_level"] if _present(v)),
             "numbers": len(group),
-            "median relative width": float(rel.median()) if len(rel) else np.nan,
-            "smallest": float(rel.min()) if len(rel) else np.nan,
-            "largest": float(rel.max()) if len(rel) else np.nan})
+            "median relative width": float(rel.median()),  # NaN where every value is ~0
+            "smallest": float(rel.min()), "largest": float(rel.max())})
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -209,13 +208,11 @@ def differences(records: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         test = r.key[:-len(TEST_SUFFIX)]
         diff = lookup.get((r.chapter, test, r.labels))
         verdict = lookup.get((r.chapter, test + VERDICT_SUFFIX, r.labels))
-        low = getattr(diff, "ci_low", np.nan) if diff is not None else np.nan
-        high = getattr(diff, "ci_high", np.nan) if diff is not None else np.nan
-        holds, why = decide(r.value, None if verdict is None else verdict.value, low, high,
-                            alpha)
+        low, high = (getattr(diff, bound, np.nan) for bound in ("ci_low", "ci_high"))
+        holds, why = decide(r.value, getattr(verdict, "value", None), low, high, alpha)
         pair, setting = _pair(keyed.loc[r.Index])
         rows.append({"chapter": r.chapter, "test": test, "pair": pair, "setting": setting,
-                     "difference": np.nan if diff is None else diff.value,
+                     "difference": getattr(diff, "value", np.nan),
                      "ci_low": low, "ci_high": high, "p_holm": r.value, "holds": holds,
                      "why": why})
     return pd.DataFrame(rows, columns=columns)
@@ -407,10 +404,9 @@ def sensitivity_summary(records: pd.DataFrame) -> pd.DataFrame:
                      "reference": v.reference,
                      "variants": ", ".join(dict.fromkeys(table["variant"])),
                      "compared": len(table),
-                     "median |relative change|": float(change.abs().median())
-                     if len(change) else np.nan,
-                     "smallest change": float(change.min()) if len(change) else np.nan,
-                     "largest change": float(change.max()) if len(change) else np.nan,
+                     "median |relative change|": float(change.abs().median()),  # NaN if none
+                     "smallest change": float(change.min()),
+                     "largest change": float(change.max()),
                      "order kept": f"{kept} of {groups}" if groups else "one model only"})
     return pd.DataFrame(rows, columns=columns)
 
