@@ -82,6 +82,16 @@ def test_cities_per_country_keeps_the_most_populous(raw_cities):
         regions.cities(cities_per_country=-1)
 
 
+def test_countries_whose_codes_are_continent_codes_keep_only_their_continent(raw_countries):
+    # Afghanistan (AF), American Samoa (AS), Namibia (NA), Saudi Arabia (SA): each ISO code is also
+    # a continent's code, and only the country's own continent may join the tree
+    codes = ["AF", "AS", "NA", "SA"]
+    expected = {raw_countries[c]["continentcode"] for c in codes}
+    kept = regions.herb_regions(codes)
+    assert set(kept.loc[kept["level"] == "continent", "code"]) == expected
+    assert expected == {"AS", "OC", "AF"}  # so Europe, North and South America stay out
+
+
 def test_region_table_parents_are_consistent(table):
     assert table["level"].value_counts().to_dict() == {
         "city": 25_879, "country": 247, "continent": 6}

@@ -260,7 +260,8 @@ def herb_regions(countries: Sequence[str] | None = None, cities_per_country: int
                      for code in group["code"][:math.ceil(country_share * len(group))]]
     if countries is not None:
         wanted = set(countries)
-        continents = set(table.loc[table["code"].isin(wanted), "continent"])
+        # from the country rows only: continent codes (AF, AS, NA, SA) are also country codes
+        continents = set(nations.loc[nations["code"].isin(wanted), "continent"])
         keep &= np.where(table["level"] == "continent", table["code"].isin(continents),
                          table["country"].isin(wanted))
     cities = table[is_city & keep].sort_values("population", ascending=False, kind="stable")
