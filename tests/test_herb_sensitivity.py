@@ -116,6 +116,24 @@ def test_set_scores_average_a_sets_templates_and_rescoring_gives_the_same_scores
     assert not np.allclose(by_set["both"]["tiny-gpt2"], direct)  # the wording changed scores
 
 
+@pytest.mark.usefixtures("one_torch_thread", "private_cache")
+def test_a_masked_model_scores_the_rewordings_by_the_headlines_method(monkeypatch):
+    tok = tiny_tokenizer(spell=True)
+    lm = from_model(tiny_model("bert", len(tok)), tok, name="tiny-bert")
+    monkeypatch.setattr(sensitivity, "load_models", lambda names, rec=None: {names[0]: lm})
+    words, regions = ["kind", "smart"], ["paris", "tokyo"]
+    templates = [sentence_scores.TEMPLATE]
+    by = {method: sensitivity.template_scores(["tiny-bert"], regions, words, templates,
+                                              masked_method=method)["tiny-bert"][templates[0]]
+          for method in ("aul", "pll")}
+    pll = sentence_scores.descriptor_scores(lm, regions, words, method="pll", cache=False)
+    aul = sentence_scores.descriptor_scores(lm, regions, words, cache=False)
+    assert np.array_equal(by["pll"], pll) and np.array_equal(by["aul"], aul)
+    assert not np.allclose(pll, aul)
+    with pytest.raises(ValueError, match="masked_method"):
+        sensitivity.template_scores(["tiny-bert"], regions, words, templates, masked_method="x")
+
+
 def test_weat_variants_compare_each_list_with_the_reference():
     kv = KeyedVectors(2)
     kv.add_vectors(["rose", "tulip", "ant", "wasp", "lily", "moth", "love", "hate"],

@@ -43,13 +43,14 @@ from numpy.typing import NDArray
 from biasbook import datafiles, stats
 from biasbook.chapters.herb import uncertainty
 from biasbook.chapters.herb.downstream import select_countries
-from biasbook.chapters.herb.model_scores import load_models
+from biasbook.chapters.herb.model_scores import MASKED_METHODS, load_models
 from biasbook.chapters.herb.regions import region_subset
 from biasbook.chapters.herb.sentence_scores import TEMPLATE, descriptor_scores
 from biasbook.chapters.herb.tables import SCALE
 from biasbook.metrics import weat
 from biasbook.metrics.herb import RegionTree
 from biasbook.results import UNCERTAINTY
+from biasbook.validate import choice
 
 SLOTS: tuple[str, ...] = ("region", "description")
 ORIGINAL = "original"  # the template set of the paper's one template
@@ -137,21 +138,20 @@ def rewording_tree(table: pd.DataFrame, countries_per_continent: int | None) -> 
 
 def template_scores(models: Sequence[str], regions: Sequence[str], words: Sequence[str],
                     templates: Sequence[str], *, progress: bool | None = None,
-                    masked_options: Mapping | None = None
-                    ) -> dict[str, dict[str, NDArray[np.float64]]]:
+                    masked_method: str = "aul") -> dict[str, dict[str, NDArray[np.float64]]]:
     """``{model: {template: f(S) as [region, descriptor]}}``: each model loaded once and every
     template scored with the chapter's
     :func:`~.sentence_scores.descriptor_scores`, so a sentence already scored (the original on
-    the run's regions) is a cache lookup.
-    ``masked_options`` go to the scoring engine for masked models only (e.g. ``{"method":
-    "pll"}``; None: each model's default method, AUL for a masked one).
+    the run's regions) is a cache lookup. ``masked_method`` is how a masked model scores, as in
+    :func:`~.model_scores.score_models`: the rewordings must be scored as the headline is.
 
     Used in: herb/02.
     """
+    choice("masked_method", masked_method, MASKED_METHODS)
     out = {}
     for name in models:
         lm = load_models([name])[name]
-        kw = dict(masked_options or {}) if lm.kind == "masked" else {}
+        kw = MASKED_METHODS[masked_method] if lm.kind == "masked" else {}
         out[name] = {t: descriptor_scores(lm, regions, words, template=check_template(t),
                                           progress=progress, **kw) for t in templates}
         del lm
