@@ -6,6 +6,7 @@
 - :func:`word_list`: a list of words or sentences, never a bare string (which Python would
   happily iterate letter by letter) and never empty.
 - :func:`ddof`: the delta degrees of freedom of a standard deviation or variance, 0 or more.
+- :func:`settings`: a settings dataclass from a profile's mapping, whose keys must be its fields.
 
 >>> choice("mode", "paper", MODES)
 'paper'
@@ -19,7 +20,8 @@ TypeError: targets must be a list of strings, not the bare string 'paris' (write
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Mapping
 
 MODES = ("paper", "as-coded")
 
@@ -51,3 +53,26 @@ def ddof(value: int) -> None:
     """A ``ValueError`` unless ``value`` is 0 or more (1: sample, 0: population)."""
     if value < 0:
         raise ValueError(f"ddof must be 0 or more, got {value} (1: sample, 0: population std)")
+
+
+def settings(cls: type, values: Mapping | None, what: str):
+    """``cls(**values)`` for a settings dataclass; an unknown key is a ``ValueError`` that lists
+    the valid ones (``what`` names the settings in it).
+
+    >>> @dataclasses.dataclass
+    ... class Sampling:
+    ...     seed: int = 0
+    ...     runs: int = 1
+    >>> settings(Sampling, {"runs": 3}, "sampling")
+    Sampling(seed=0, runs=3)
+    >>> settings(Sampling, {"run": 3}, "sampling")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown sampling setting(s) ['run']; valid: seed, runs
+    """
+    values = dict(values or {})
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise ValueError(f"unknown {what} setting(s) {unknown}; valid: {', '.join(names)}")
+    return cls(**values)

@@ -48,7 +48,7 @@ import torch
 
 from biasbook import datafiles, models, store, validate
 from biasbook.chapters.region_aware import chat
-from biasbook.chapters.region_aware.topics import _from_mapping, _model
+from biasbook.chapters.region_aware.topics import _model
 from biasbook.processes import in_processes
 
 PERSONAS_VERSION = 1  # bump when prompting, decoding or classification below changes
@@ -84,7 +84,7 @@ class PersonaSettings:
     def from_mapping(cls, values: Mapping | None) -> PersonaSettings:
         """Settings from a profile mapping; an unknown key is an error that lists the valid ones.
         """
-        return _from_mapping(cls, values, "persona")
+        return validate.settings(cls, values, "persona")
 
 
 def persona_gender(text: str) -> tuple[str, str]:

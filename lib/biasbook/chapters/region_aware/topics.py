@@ -44,17 +44,6 @@ ENCODER = "all-minilm-l6-v2"
 _DISTRIBUTIONS = ("bertopic", "umap-learn", "hdbscan", "scikit-learn", "gensim", "transformers")
 
 
-def _from_mapping(cls, values: Mapping | None, what: str):
-    """``cls(**values)`` for a settings dataclass; an unknown key is an error that lists the
-    valid ones (``what`` names the settings in it)."""
-    values = dict(values or {})
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(values) - set(names))
-    if unknown:
-        raise ValueError(f"unknown {what} setting(s) {unknown}; valid: {', '.join(names)}")
-    return cls(**values)
-
-
 @dataclass(frozen=True)
 class TopicSettings:
     """Everything that decides the topics of a region (the profile's ``topic_settings``).
@@ -102,7 +91,7 @@ class TopicSettings:
         ...
         ValueError: unknown topic setting(s) ['doc_per_region']; valid: domain, regions, years, ...
         """
-        return _from_mapping(cls, values, "topic")
+        return validate.settings(cls, values, "topic")
 
     def topic_size(self, n_docs: int) -> int:
         """``min_topic_size`` for ``n_docs`` examples.
