@@ -13,6 +13,7 @@ failures until they are fixed.
 """
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -95,8 +96,8 @@ EXTRA = {
         "-p", f"corpus={{source: umbc, path: {umbc}, max_sentences: 30000000, seed: 0}}"],
     # gensim's default 2,000,000 n-gram buckets take 800 MB a region on disk (4 GB a run, which
     # once filled CI's disk); the wiring is the same with fewer
-    "region-aware": lambda _: [
-        "-p", "fasttext={vector_size: 100, window: 5, min_count: 5, epochs: 5, bucket: 20000}"],
+    "region-aware": lambda _: ["-p", "fasttext=" + json.dumps({**profiles.notebook_params(
+        "region-aware", "paper", "05-region-aware-weat")["fasttext"], "bucket": 20000})],
 }
 
 #: Failures this test found in code it may not change, by chapter: (exception, text in its
